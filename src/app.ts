@@ -1,0 +1,98 @@
+import rateLimit from '@fastify/rate-limit'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import { Redis } from 'ioredis'
+import type { Clock } from './clock.js'
+import type { Config } from './config.js'
+import type { Db } from './db/database.js'
+import { AppError } from './errors.js'
+import { registerErrorHandling } from './http/error-handler.js'
+import { mediaType } from './http/media-type.js'
+import { openapi } from './http/openapi.js'
+import { tierGuard } from './http/tier-guard.js'
+import { createMessengerClient } from './messenger/client.js'
+import { sessionRoutes } from './sessions/routes.js'
+import { createSessions, type Sessions } from './sessions/service.js'
+import { VERSION } from './version.js'
+
+export interface AppDeps {
+  config: Config
+  db: Db
+  clock: Clock
+  /** Outbound HTTP for the provider clients. */
+  fetch?: typeof fetch
+  /** Where the JSON log lines go (default stdout); tests read them to prove no secret is logged. */
+  logStream?: NodeJS.WritableStream
+}
+
+export interface Campusgate {
+  app: FastifyInstance
+  sessions: Sessions
+}
+
+/**
+ * What a request log line shows: method and path only. Query strings carry registration codes and
+ * the callback's client_secret; headers carry session keys and attempt cookies.
+ */
+function requestForLog(request: FastifyRequest): Record<string, string> {
+  return { method: request.method, path: request.url.split('?')[0] ?? '', ip: request.ip }
+}
+
+function trustProxyOption(
+  value: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  // A number is a hop count: trust that many proxies in front of us.
+  return typeof value === 'number' ? (_address, hop) => hop < value : value
+}
+
+/** Builds the whole HTTP service: every plugin and route, in the order requests meet them. */
+export async function buildApp(deps: AppDeps): Promise<Campusgate> {
+  const { config, db, clock } = deps
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
+      serializers: { req: requestForLog },
+    },
+    bodyLimit: 16 * 1024,
+    trustProxy: trustProxyOption(config.trustProxy),
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    routerOptions: { ignoreTrailingSlash: false },
+  })
+
+  const sessions = createSessions({
+    db: db.kysely,
+    clock,
+    ttlMs: config.sessionTtlMs,
+    touchIntervalMs: config.sessionTouchIntervalMs,
+  })
+  const messenger = createMessengerClient({ ...config.messenger, fetch: deps.fetch })
+
+  registerErrorHandling(app)
+  await app.register(openapi, { version: VERSION })
+  await app.register(mediaType)
+
+  const redis = config.redisUrl === null ? null : new Redis(config.redisUrl, { lazyConnect: false })
+  if (redis !== null) app.addHook('onClose', async () => void (await redis.quit()))
+  await app.register(rateLimit, {
+    global: false,
+    max: config.rateLimit.globalMax,
+    timeWindow: config.rateLimit.windowMs,
+    ...(redis === null ? {} : { redis, nameSpace: 'campusgate-rate-limit-' }),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rateLimitExceeded', {
+        retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
+      }),
+  })
+  // Global limit first, before any authentication work is done for the request.
+  app.addHook('onRequest', app.rateLimit())
+
+  await app.register(tierGuard, { sessions })
+
+  await app.register(async (routes) =>
+    sessionRoutes(routes, { sessions, messenger, rateLimit: config.rateLimit }),
+  )
+
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
+
+  return { app, sessions }
+}

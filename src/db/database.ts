@@ -1,0 +1,42 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import type { Database } from './schema.js'
+
+export type Dialect = 'sqlite' | 'postgres'
+
+export interface Db {
+  readonly kysely: Kysely<Database>
+  readonly dialect: Dialect
+}
+
+// int8 columns hold epoch milliseconds, well inside Number's exact range.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
+
+/**
+ * Opens the database named by a `DATABASE_URL`. This is the one place that knows SQLite from
+ * PostgreSQL; everything above it sees `Kysely<Database>`.
+ */
+export function createDb(url: string, options: { poolSize?: number } = {}): Db {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    const sqlite = new SQLite(path)
+    // WAL lets readers proceed during a write; busy_timeout waits out a writer instead of failing.
+    sqlite.pragma('journal_mode = WAL')
+    sqlite.pragma('busy_timeout = 5000')
+    sqlite.pragma('foreign_keys = ON')
+    sqlite.pragma('synchronous = NORMAL')
+    return {
+      kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
+      dialect: 'sqlite',
+    }
+  }
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
+  return {
+    kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    dialect: 'postgres',
+  }
+}

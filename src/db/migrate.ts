@@ -1,0 +1,19 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import * as m0001 from './migrations/0001_initial.js'
+
+// Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
+// from dist/ after the build.
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': m0001,
+}
+
+const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }
+
+/** Brings the schema to the latest version; safe to run from several instances at once. */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error !== undefined)
+    throw error instanceof Error ? error : new Error('migration failed', { cause: error })
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}

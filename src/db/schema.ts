@@ -1,0 +1,81 @@
+import type { Selectable } from 'kysely'
+
+// Times are epoch milliseconds (bigint on PostgreSQL, read back as numbers by createDb).
+
+export interface UserTable {
+  id: string
+  open_id: string
+  union_id: string | null
+  /** SHA-256 of the messenger platform's session_key; we never need it in clear. */
+  messenger_session_key_hash: string | null
+  /** SHA-256 of the identity provider's token; non-null means tier 2. */
+  university_token_hash: string | null
+  university_linked_at: number | null
+  created_at: number
+  updated_at: number
+}
+
+export interface SessionTable {
+  id: string
+  user_id: string
+  /** SHA-256 of the session key; the key itself is never stored. */
+  key_hash: string
+  created_at: number
+  expires_at: number
+  /** When `expires_at` was last written, to bound write-backs to one per touch interval. */
+  touched_at: number
+}
+
+export interface RegistrationCodeTable {
+  id: string
+  user_id: string
+  code_hash: string
+  created_at: number
+  expires_at: number
+}
+
+export type AttemptStatus =
+  'redirected' | 'exchanging' | 'denied' | 'failed' | 'completed' | 'ended'
+
+export interface UniversityAttemptTable {
+  id: string
+  user_id: string
+  code_id: string
+  cookie_hash: string
+  status: AttemptStatus
+  created_at: number
+  expires_at: number
+  finished_at: number | null
+}
+
+export interface MailOutboxTable {
+  id: string
+  recipient: string
+  subject: string
+  /** Bodies carry a live link; they are wiped once the mail is sent or abandoned. */
+  text_body: string | null
+  html_body: string | null
+  created_at: number
+  /** After this the mail is useless (its link has expired) and is abandoned. */
+  expires_at: number
+  next_attempt_at: number
+  attempts: number
+  locked_until: number | null
+  sent_at: number | null
+  abandoned_at: number | null
+  last_error: string | null
+}
+
+export interface Database {
+  users: UserTable
+  sessions: SessionTable
+  registration_codes: RegistrationCodeTable
+  university_attempts: UniversityAttemptTable
+  mail_outbox: MailOutboxTable
+}
+
+export type UserRow = Selectable<UserTable>
+export type SessionRow = Selectable<SessionTable>
+export type RegistrationCodeRow = Selectable<RegistrationCodeTable>
+export type UniversityAttemptRow = Selectable<UniversityAttemptTable>
+export type MailOutboxRow = Selectable<MailOutboxTable>

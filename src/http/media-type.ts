@@ -1,0 +1,95 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import secureJson from 'secure-json-parse'
+import { AppError } from '../errors.js'
+
+/** The one media type of the v1 wire interface, sent exactly so (no charset parameter). */
+export const MEDIA_TYPE = 'application/vnd.service.v1+json'
+
+const V1_RANGES = new Set([
+  '*/*',
+  'application/*',
+  'application/json',
+  'application/vnd.service+json',
+  MEDIA_TYPE,
+])
+const VERSIONED = /^application\/vnd\.service\.v\d+\+json$/
+
+/**
+ * SPEC "Wire interface": v1 is served unless `Accept` names only other versions of our media
+ * type. Ranges with `q=0` are refusals and do not count; unrelated types (a browser's `text/html`)
+ * do not make a request unacceptable on their own.
+ */
+export function acceptsV1(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true
+  let namesOtherVersion = false
+  for (const part of accept.split(',')) {
+    const [rawRange = '', ...params] = part.split(';')
+    const range = rawRange.trim().toLowerCase()
+    if (range === '') continue
+    const q = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('q='))
+    if (q !== undefined && Number(q.slice(2)) === 0) continue
+    if (V1_RANGES.has(range)) return true
+    if (VERSIONED.test(range)) namesOtherVersion = true
+  }
+  return !namesOtherVersion
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set to false on routes that speak another protocol (the sandbox's WeChat imitation). */
+    versionedMediaType?: boolean
+  }
+}
+
+function wantsVersionedMediaType(request: FastifyRequest): boolean {
+  return request.routeOptions.config.versionedMediaType !== false
+}
+
+/**
+ * Accept negotiation (406), JSON-only request bodies (415/400/413 via the error handler) and the
+ * exact `Content-Type` on every JSON response.
+ */
+export const mediaType = fp(
+  function mediaTypePlugin(app: FastifyInstance) {
+    app.removeAllContentTypeParsers()
+    // application/json and every structured-syntax `+json` type, our versioned one included.
+    app.addContentTypeParser(
+      /^application\/([a-z0-9.+-]+\+)?json$/i,
+      { parseAs: 'string' },
+      (_request, body: string, done) => {
+        if (body.trim() === '') return done(null, undefined)
+        try {
+          done(
+            null,
+            secureJson.parse(body, undefined, {
+              protoAction: 'remove',
+              constructorAction: 'remove',
+            }),
+          )
+        } catch (cause) {
+          done(new AppError('malformedJson', { cause }), undefined)
+        }
+      },
+    )
+
+    app.addHook('onRequest', async (request) => {
+      if (wantsVersionedMediaType(request) && !acceptsV1(request.headers.accept)) {
+        throw new AppError('unsupportedApiVersion')
+      }
+    })
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      const contentType = reply.getHeader('content-type')
+      if (
+        typeof contentType === 'string' &&
+        /^application\/(json|vnd\.service\.v1\+json)\b/.test(contentType) &&
+        wantsVersionedMediaType(request)
+      ) {
+        reply.header('content-type', MEDIA_TYPE)
+      }
+      return payload
+    })
+  },
+  { name: 'media-type' },
+)

@@ -1,0 +1,37 @@
+import swagger from '@fastify/swagger'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { ERRORS } from '../errors.js'
+
+/**
+ * Builds the OpenAPI 3.1 document from the route schemas; register before any route.
+ */
+export const openapi = fp(
+  async function openapiPlugin(app: FastifyInstance, options: { version: string }) {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'campusgate',
+          version: options.version,
+          description:
+            'Registration and sessions for a university community mini-program. Error codes: ' +
+            Object.values(ERRORS)
+              .map((row) => `${row.status} ${row.code}`)
+              .join(', '),
+        },
+        components: {
+          securitySchemes: {
+            sessionKey: {
+              type: 'apiKey',
+              in: 'header',
+              name: 'Authorization',
+              description: 'The raw session key, or `Bearer <key>`.',
+            },
+          },
+        },
+      },
+    })
+  },
+  { name: 'openapi' },
+)

@@ -1,0 +1,43 @@
+import { ERRORS, type ErrorName } from '../errors.js'
+import { MEDIA_TYPE } from './media-type.js'
+
+type JsonSchema = Record<string, unknown>
+
+/** A response entry in the form both Fastify (serializer by content type) and OpenAPI read. */
+export function jsonResponse(description: string, schema: JsonSchema): JsonSchema {
+  return { description, content: { [MEDIA_TYPE]: { schema } } }
+}
+
+/** An empty JSON object, the success body where the seed shows none. */
+export const EMPTY_OBJECT: JsonSchema = {
+  type: 'object',
+  properties: {},
+  additionalProperties: false,
+}
+
+/**
+ * Response entries for the error rows a route can produce, grouped by status. Every route also
+ * gets the rows any request can meet (406, 429, 500), so the document lists them everywhere.
+ */
+export function errorResponses(...names: ErrorName[]): Record<string, JsonSchema> {
+  const all: ErrorName[] = [
+    ...names,
+    'unsupportedApiVersion',
+    'rateLimitExceeded',
+    'unexpectedError',
+  ]
+  const byStatus = new Map<number, string[]>()
+  for (const name of all) {
+    const { status, code } = ERRORS[name]
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+  }
+  const responses: Record<string, JsonSchema> = {}
+  for (const [status, codes] of byStatus) {
+    responses[String(status)] = jsonResponse(codes.join(' | '), {
+      type: 'object',
+      required: ['error'],
+      properties: { error: { type: 'string', enum: [...new Set(codes)] } },
+    })
+  }
+  return responses
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError } from '../errors.js'
+import type { Session, Sessions, Tier } from '../sessions/service.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller's session, set by `requireTier`; `null` on routes without a guard. */
+    session: Session | null
+  }
+  interface FastifyInstance {
+    /**
+     * A route-level `onRequest` hook that admits only sessions of at least `tier`:
+     * `app.get('/forum', { onRequest: app.requireTier('university-registered') }, handler)`.
+     */
+    requireTier(tier: Tier): onRequestAsyncHookHandler
+  }
+}
+
+const RANK: Readonly<Record<Tier, number>> = {
+  'messenger-registered': 1,
+  'university-registered': 2,
+}
+
+/** The session key from `Authorization`: the raw key, or `Bearer <key>` (SPEC). */
+export function sessionKeyFrom(header: string | undefined): string | null {
+  if (header === undefined) return null
+  const value = header.trim()
+  const key = /^bearer\s+/i.test(value) ? value.replace(/^bearer\s+/i, '') : value
+  return key === '' ? null : key
+}
+
+// A key is 43 base64url characters; anything much longer is not one and is not hashed.
+const MAX_KEY_LENGTH = 256
+
+async function authenticate(sessions: Sessions, request: FastifyRequest): Promise<Session> {
+  const key = sessionKeyFrom(request.headers.authorization)
+  if (key === null) throw new AppError('missingAuthorizationHeader')
+  const session = key.length > MAX_KEY_LENGTH ? null : await sessions.validate(key)
+  if (session === null) throw new AppError('invalidSessionKey')
+  return session
+}
+
+/**
+ * The tier guard. Registered once with the sessions service; every route group, campusgate's and
+ * the app's own, then uses `app.requireTier(tier)`.
+ */
+export const tierGuard = fp(
+  function tierGuardPlugin(app: FastifyInstance, options: { sessions: Sessions }) {
+    app.decorateRequest('session', null)
+    app.decorate('requireTier', (tier: Tier): onRequestAsyncHookHandler => {
+      return async function requireTier(request) {
+        const session = await authenticate(options.sessions, request)
+        if (RANK[session.tier] < RANK[tier]) throw new AppError('insufficientRegistrationTier')
+        request.session = session
+      }
+    })
+  },
+  { name: 'tier-guard' },
+)

@@ -1,0 +1,59 @@
+import { buildApp } from './app.js'
+import { systemClock } from './clock.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { createDb } from './db/database.js'
+import { migrateToLatest } from './db/migrate.js'
+
+function configOrExit(): Config {
+  try {
+    return loadConfig(process.env)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`campusgate: invalid configuration: ${error.message}\n`)
+      process.exit(1)
+    }
+    throw error
+  }
+}
+
+async function migrateOnly(config: Config): Promise<void> {
+  const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
+  const applied = await migrateToLatest(db.kysely)
+  process.stdout.write(
+    applied.length === 0 ? 'schema is up to date\n' : `applied ${applied.join(', ')}\n`,
+  )
+  await db.kysely.destroy()
+}
+
+async function serve(config: Config): Promise<void> {
+  const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
+  await migrateToLatest(db.kysely)
+  const { app } = await buildApp({ config, db, clock: systemClock })
+  await app.listen({ port: config.port, host: config.host })
+
+  let closing = false
+  const shutdown = (signal: string): void => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down')
+    app
+      .close()
+      .then(() => db.kysely.destroy())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          app.log.error({ err: error }, 'shutdown failed')
+          process.exit(1)
+        },
+      )
+  }
+  process.on('SIGINT', () => shutdown('SIGINT'))
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+}
+
+const config = configOrExit()
+const run = process.argv[2] === 'migrate' ? migrateOnly(config) : serve(config)
+run.catch((error: unknown) => {
+  process.stderr.write(`campusgate: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+})

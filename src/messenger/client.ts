@@ -1,0 +1,104 @@
+import { AppError } from '../errors.js'
+import type { MessengerIdentity } from '../sessions/service.js'
+
+export interface MessengerClient {
+  /**
+   * Exchanges a login code for the user's identity (WeChat `code2session`). Throws
+   * `failedMessengerAuthentication` when the platform refuses, `messengerPlatformUnavailable`
+   * when it cannot be asked.
+   */
+  code2session(appId: string, appSecret: string, code: string): Promise<MessengerIdentity>
+}
+
+export interface MessengerClientOptions {
+  apiBaseUrl: string
+  timeoutMs: number
+  allowedAppIds: readonly string[] | null
+  fetch?: typeof fetch
+}
+
+// WeChat answers HTTP 200 for refusals too; errcode -1 is its "system busy".
+const PLATFORM_BUSY = -1
+
+// Larger values cannot be real credentials; refusing them keeps junk off the upstream call.
+const MAX_CREDENTIAL_LENGTH = 512
+
+interface Code2SessionBody {
+  openid?: unknown
+  session_key?: unknown
+  unionid?: unknown
+  errcode?: unknown
+}
+
+export function createMessengerClient(options: MessengerClientOptions): MessengerClient {
+  const doFetch = options.fetch ?? fetch
+  const endpoint = `${options.apiBaseUrl}/sns/jscode2session`
+
+  return {
+    async code2session(appId, appSecret, code) {
+      if ([appId, appSecret, code].some((value) => value.length > MAX_CREDENTIAL_LENGTH)) {
+        throw new AppError('failedMessengerAuthentication')
+      }
+      if (options.allowedAppIds !== null && !options.allowedAppIds.includes(appId)) {
+        throw new AppError('failedMessengerAuthentication')
+      }
+      const url = new URL(endpoint)
+      url.search = new URLSearchParams({
+        appid: appId,
+        secret: appSecret,
+        js_code: code,
+        grant_type: 'authorization_code',
+      }).toString()
+
+      // No retry: a login code is single-use, and a retried request could spend it twice.
+      let body: Code2SessionBody
+      try {
+        const response = await doFetch(url, { signal: AbortSignal.timeout(options.timeoutMs) })
+        if (!response.ok) {
+          throw new Error(`code2session answered HTTP ${response.status}`)
+        }
+        // WeChat labels this JSON text/plain, so the body is read as text and parsed.
+        body = JSON.parse(await response.text()) as Code2SessionBody
+      } catch (cause) {
+        throw new AppError('messengerPlatformUnavailable', {
+          cause: redact(cause, appSecret, code),
+        })
+      }
+
+      const errcode = typeof body.errcode === 'number' ? body.errcode : 0
+      if (errcode === PLATFORM_BUSY) {
+        throw new AppError('messengerPlatformUnavailable', {
+          cause: new Error('platform busy (errcode -1)'),
+        })
+      }
+      if (
+        errcode !== 0 ||
+        typeof body.openid !== 'string' ||
+        body.openid === '' ||
+        typeof body.session_key !== 'string'
+      ) {
+        throw new AppError('failedMessengerAuthentication')
+      }
+      return {
+        openId: body.openid,
+        unionId: typeof body.unionid === 'string' ? body.unionid : null,
+        sessionKey: body.session_key,
+      }
+    },
+  }
+}
+
+/** Keeps the app secret and login code out of logged error causes (they can carry the URL). */
+function redact(cause: unknown, ...secrets: string[]): Error {
+  const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
+  let clean = message
+  for (const secret of secrets) {
+    if (secret !== '')
+      clean = clean
+        .split(secret)
+        .join('[redacted]')
+        .split(encodeURIComponent(secret))
+        .join('[redacted]')
+  }
+  return new Error(clean)
+}

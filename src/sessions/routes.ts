@@ -1,0 +1,111 @@
+import type { FastifyInstance } from 'fastify'
+import type { RateLimitConfig } from '../config.js'
+import { errorResponses, jsonResponse, EMPTY_OBJECT } from '../http/schemas.js'
+import type { MessengerClient } from '../messenger/client.js'
+import type { Sessions } from './service.js'
+
+export interface SessionRoutesOptions {
+  sessions: Sessions
+  messenger: MessengerClient
+  rateLimit: RateLimitConfig
+}
+
+const requiredString = { type: 'string', minLength: 1 } as const
+
+export function sessionRoutes(
+  app: FastifyInstance,
+  { sessions, messenger, rateLimit }: SessionRoutesOptions,
+): void {
+  app.post<{ Body: { appId: string; appSecret: string; code: string } }>(
+    '/register/messenger',
+    {
+      config: { rateLimit: { max: rateLimit.sensitiveMax, timeWindow: rateLimit.windowMs } },
+      schema: {
+        summary: 'Tier 1: register with a messenger login code',
+        tags: ['registration'],
+        body: {
+          type: 'object',
+          required: ['appId', 'appSecret', 'code'],
+          properties: { appId: requiredString, appSecret: requiredString, code: requiredString },
+        },
+        response: {
+          200: jsonResponse('Registered; the session key is returned once.', {
+            type: 'object',
+            required: ['sessionKey', 'expiresAt'],
+            properties: {
+              sessionKey: { type: 'string' },
+              expiresAt: { type: 'string', format: 'date-time' },
+            },
+          }),
+          ...errorResponses(
+            'missingRequiredKeys',
+            'malformedJson',
+            'bodyTooLarge',
+            'jsonRequired',
+            'failedMessengerAuthentication',
+            'messengerPlatformUnavailable',
+          ),
+        },
+      },
+    },
+    async (request) => {
+      const { appId, appSecret, code } = request.body
+      const identity = await messenger.code2session(appId, appSecret, code)
+      const { sessionKey, expiresAt } = await sessions.register(identity)
+      return { sessionKey, expiresAt: expiresAt.toISOString() }
+    },
+  )
+
+  app.post(
+    '/logout',
+    {
+      onRequest: app.requireTier('messenger-registered'),
+      schema: {
+        summary: 'End the session; the user data stays',
+        tags: ['sessions'],
+        security: [{ sessionKey: [] }],
+        response: {
+          200: jsonResponse('Session ended.', EMPTY_OBJECT),
+          ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
+        },
+      },
+    },
+    async (request) => {
+      // A logout racing this one may end the session first; either way it is ended.
+      await sessions.logout(request.session!.id)
+      return {}
+    },
+  )
+
+  app.get(
+    '/session',
+    {
+      onRequest: app.requireTier('messenger-registered'),
+      schema: {
+        summary: 'Who a session key belongs to',
+        tags: ['sessions'],
+        security: [{ sessionKey: [] }],
+        response: {
+          200: jsonResponse('The session behind the key.', {
+            type: 'object',
+            required: ['openId', 'tier', 'expiresAt'],
+            properties: {
+              openId: { type: 'string' },
+              tier: { type: 'string', enum: ['messenger-registered', 'university-registered'] },
+              expiresAt: { type: 'string', format: 'date-time' },
+            },
+          }),
+          ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
+        },
+      },
+    },
+    async (request) => {
+      const session = request.session!
+      return {
+        openId: session.openId,
+        tier: session.tier,
+        expiresAt: session.expiresAt.toISOString(),
+      }
+    },
+  )
+}

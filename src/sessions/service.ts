@@ -1,0 +1,125 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.js'
+import type { Database } from '../db/schema.js'
+import { endPendingForUser } from '../university/store.js'
+import { generateSecret, hashSecret, newId } from './keys.js'
+import {
+  clearUserCredentials,
+  deleteSession,
+  findExpiredSessionIds,
+  findSessionByKeyHash,
+  replaceSession,
+  touchSession,
+  upsertUser,
+} from './store.js'
+
+export type Tier = 'messenger-registered' | 'university-registered'
+
+/** What a valid session key stands for; `request.session` in the routes. */
+export interface Session {
+  readonly id: string
+  readonly userId: string
+  readonly openId: string
+  readonly tier: Tier
+  readonly expiresAt: Date
+}
+
+export interface MessengerIdentity {
+  openId: string
+  unionId: string | null
+  /** The messenger platform's own session key; stored only as a hash. */
+  sessionKey: string
+}
+
+export interface Sessions {
+  /** Registers (or re-registers) a user and returns the new session key: the old one is ended. */
+  register(identity: MessengerIdentity): Promise<{ sessionKey: string; expiresAt: Date }>
+  /** The session behind a key, extending its validity; `null` if unknown, ended or expired. */
+  validate(sessionKey: string): Promise<Session | null>
+  /** Ends a session (found by `validate`); `false` if something else ended it first. */
+  logout(sessionId: string): Promise<boolean>
+  /** Ends up to `limit` expired sessions exactly as logout would; returns how many. */
+  endExpired(limit: number): Promise<number>
+}
+
+export interface SessionsOptions {
+  db: Kysely<Database>
+  clock: Clock
+  ttlMs: number
+  touchIntervalMs: number
+}
+
+export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOptions): Sessions {
+  /** SPEC "Sessions": logout and expiry leave the user row but drop every credential. */
+  async function end(sessionId: string): Promise<boolean> {
+    const now = clock.now().getTime()
+    return db.transaction().execute(async (trx) => {
+      const userId = await deleteSession(trx, sessionId)
+      if (userId === null) return false
+      await clearUserCredentials(trx, userId, now)
+      await endPendingForUser(trx, userId, now)
+      return true
+    })
+  }
+
+  return {
+    async register(identity) {
+      const now = clock.now().getTime()
+      const sessionKey = generateSecret()
+      const expiresAt = now + ttlMs
+      await db.transaction().execute(async (trx) => {
+        const user = await upsertUser(
+          trx,
+          {
+            id: newId(),
+            openId: identity.openId,
+            unionId: identity.unionId,
+            messengerSessionKeyHash: hashSecret(identity.sessionKey),
+          },
+          now,
+        )
+        await replaceSession(
+          trx,
+          { id: newId(), userId: user.id, keyHash: hashSecret(sessionKey), expiresAt },
+          now,
+        )
+      })
+      return { sessionKey, expiresAt: new Date(expiresAt) }
+    },
+
+    async validate(sessionKey) {
+      // Lookup is by SHA-256 of a 256-bit secret: timing reveals nothing an attacker can steer.
+      const record = await findSessionByKeyHash(db, hashSecret(sessionKey))
+      if (record === null) return null
+      const now = clock.now().getTime()
+      if (record.expiresAt <= now) {
+        await end(record.id)
+        return null
+      }
+      let expiresAt = record.expiresAt
+      // Sliding validity, written back at most once per touch interval so reads stay reads.
+      if (now - record.touchedAt >= touchIntervalMs) {
+        expiresAt = now + ttlMs
+        await touchSession(db, record.id, expiresAt, now)
+      }
+      return {
+        id: record.id,
+        userId: record.userId,
+        openId: record.openId,
+        tier: record.universityLinked ? 'university-registered' : 'messenger-registered',
+        expiresAt: new Date(expiresAt),
+      }
+    },
+
+    logout(sessionId) {
+      return end(sessionId)
+    },
+
+    async endExpired(limit) {
+      const ids = await findExpiredSessionIds(db, clock.now().getTime(), limit)
+      let ended = 0
+      for (const id of ids) if (await end(id)) ended += 1
+      return ended
+    },
+  }
+}

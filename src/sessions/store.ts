@@ -1,0 +1,169 @@
+import type { Kysely } from 'kysely'
+import type { Database, UserRow } from '../db/schema.js'
+
+export type Queryable = Kysely<Database>
+
+/** A live session joined with the fields of its user that the guard needs. */
+export interface SessionRecord {
+  id: string
+  userId: string
+  openId: string
+  expiresAt: number
+  touchedAt: number
+  universityLinked: boolean
+}
+
+/**
+ * Creates the user on first registration or refreshes its messenger data; one row per openId
+ * whatever the race (the unique key decides).
+ */
+export async function upsertUser(
+  db: Queryable,
+  user: { id: string; openId: string; unionId: string | null; messengerSessionKeyHash: string },
+  now: number,
+): Promise<UserRow> {
+  return db
+    .insertInto('users')
+    .values({
+      id: user.id,
+      open_id: user.openId,
+      union_id: user.unionId,
+      messenger_session_key_hash: user.messengerSessionKeyHash,
+      university_token_hash: null,
+      university_linked_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) =>
+      oc.column('open_id').doUpdateSet((eb) => ({
+        messenger_session_key_hash: eb.ref('excluded.messenger_session_key_hash'),
+        union_id: eb.fn.coalesce('excluded.union_id', 'users.union_id'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+/** Installs the user's one live session, replacing (and so ending) any earlier one. */
+export async function replaceSession(
+  db: Queryable,
+  session: { id: string; userId: string; keyHash: string; expiresAt: number },
+  now: number,
+): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({
+      id: session.id,
+      user_id: session.userId,
+      key_hash: session.keyHash,
+      created_at: now,
+      expires_at: session.expiresAt,
+      touched_at: now,
+    })
+    .onConflict((oc) =>
+      oc.column('user_id').doUpdateSet((eb) => ({
+        id: eb.ref('excluded.id'),
+        key_hash: eb.ref('excluded.key_hash'),
+        created_at: eb.ref('excluded.created_at'),
+        expires_at: eb.ref('excluded.expires_at'),
+        touched_at: eb.ref('excluded.touched_at'),
+      })),
+    )
+    .execute()
+}
+
+export async function findSessionByKeyHash(
+  db: Queryable,
+  keyHash: string,
+): Promise<SessionRecord | null> {
+  const row = await db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select([
+      'sessions.id',
+      'sessions.user_id',
+      'sessions.expires_at',
+      'sessions.touched_at',
+      'users.open_id',
+      'users.university_token_hash',
+    ])
+    .where('sessions.key_hash', '=', keyHash)
+    .executeTakeFirst()
+  return row === undefined ? null : rowToSession(row)
+}
+
+function rowToSession(row: {
+  id: string
+  user_id: string
+  expires_at: number
+  touched_at: number
+  open_id: string
+  university_token_hash: string | null
+}): SessionRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    openId: row.open_id,
+    expiresAt: row.expires_at,
+    touchedAt: row.touched_at,
+    universityLinked: row.university_token_hash !== null,
+  }
+}
+
+/**
+ * Writes a later expiry. Matching on the id makes a touch that races a logout or rotation a
+ * no-op: a deleted or replaced session is never brought back.
+ */
+export async function touchSession(
+  db: Queryable,
+  sessionId: string,
+  expiresAt: number,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ expires_at: expiresAt, touched_at: now })
+    .where('id', '=', sessionId)
+    .where('expires_at', '<', expiresAt)
+    .execute()
+}
+
+/** Deletes one session; returns its user when this call was the one that ended it. */
+export async function deleteSession(db: Queryable, sessionId: string): Promise<string | null> {
+  const row = await db
+    .deleteFrom('sessions')
+    .where('id', '=', sessionId)
+    .returning('user_id')
+    .executeTakeFirst()
+  return row?.user_id ?? null
+}
+
+/** Ids of sessions whose expiry has passed, oldest first. */
+export async function findExpiredSessionIds(
+  db: Queryable,
+  now: number,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => row.id)
+}
+
+/** SPEC "Sessions": ending a session nullifies the messenger session key and university token. */
+export async function clearUserCredentials(
+  db: Queryable,
+  userId: string,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ messenger_session_key_hash: null, university_token_hash: null, updated_at: now })
+    .where('id', '=', userId)
+    .execute()
+}

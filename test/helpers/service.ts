@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, type Campusgate } from '../../src/app.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { createDb, type Db } from '../../src/db/database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { TestClock } from './clock.js'
+
+export const MEDIA_TYPE = 'application/vnd.service.v1+json'
+
+export interface RunningService extends Campusgate {
+  url: string
+  config: Config
+  db: Db
+  clock: TestClock
+  /** Every log line the service wrote so far. */
+  logs(): string
+  close(): Promise<void>
+}
+
+/**
+ * Starts the real app on 127.0.0.1 with a fresh SQLite file, configured through the same
+ * environment variables `npm start` reads.
+ */
+export async function startService(env: Record<string, string> = {}): Promise<RunningService> {
+  const dir = mkdtempSync(join(tmpdir(), 'campusgate-test-'))
+  const config = loadConfig({
+    LOG_LEVEL: 'info',
+    DATABASE_URL: `sqlite:${join(dir, 'test.db')}`,
+    ...env,
+  })
+  const db = createDb(config.databaseUrl)
+  await migrateToLatest(db.kysely)
+  const clock = new TestClock()
+  const logStream = new PassThrough()
+  let logText = ''
+  logStream.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')))
+  const service = await buildApp({ config, db, clock, logStream })
+  const url = await service.app.listen({ port: 0, host: '127.0.0.1' })
+  return {
+    ...service,
+    url,
+    config,
+    db,
+    clock,
+    logs: () => logText,
+    async close() {
+      await service.app.close()
+      await db.kysely.destroy()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export type { FastifyInstance }
+
+/** JSON body and the headers the tests look at. */
+export async function call(
+  url: string,
+  init: RequestInit & { json?: unknown } = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const headers = new Headers(init.headers)
+  let body = init.body
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json')
+    body = JSON.stringify(init.json)
+  }
+  if (!headers.has('accept')) headers.set('accept', MEDIA_TYPE)
+  const response = await fetch(url, { ...init, headers, body, redirect: 'manual' })
+  const text = await response.text()
+  let parsed: unknown = undefined
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text }
+}
