@@ -9,9 +9,16 @@ import { registerErrorHandling } from './http/error-handler.js'
 import { mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
 import { tierGuard } from './http/tier-guard.js'
+import { createMailTransport, type MailTransport } from './mail/transport.js'
+import { createMailWorker, type MailWorker } from './mail/worker.js'
+import { createPruner, type Pruner } from './maintenance/pruner.js'
 import { createMessengerClient } from './messenger/client.js'
+import { sandboxRoutes } from './sandbox/routes.js'
 import { sessionRoutes } from './sessions/routes.js'
 import { createSessions, type Sessions } from './sessions/service.js'
+import { createUniversityClient } from './university/client.js'
+import { universityRoutes } from './university/routes.js'
+import { createUniversity } from './university/service.js'
 import { VERSION } from './version.js'
 
 export interface AppDeps {
@@ -22,11 +29,16 @@ export interface AppDeps {
   fetch?: typeof fetch
   /** Where the JSON log lines go (default stdout); tests read them to prove no secret is logged. */
   logStream?: NodeJS.WritableStream
+  /** Mail delivery; default from SMTP_URL (or .eml files). */
+  mailTransport?: MailTransport
 }
 
+/** The app and its background jobs, which start when the app is ready and stop when it closes. */
 export interface Campusgate {
   app: FastifyInstance
   sessions: Sessions
+  mailWorker: MailWorker
+  pruner: Pruner
 }
 
 /**
@@ -66,6 +78,45 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     touchIntervalMs: config.sessionTouchIntervalMs,
   })
   const messenger = createMessengerClient({ ...config.messenger, fetch: deps.fetch })
+  const mailTransport =
+    deps.mailTransport ??
+    createMailTransport({
+      smtpUrl: config.smtpUrl,
+      outboxDir: config.outboxDir,
+      from: config.mailFrom,
+    })
+  const mailWorker = createMailWorker({
+    db: db.kysely,
+    dialect: db.dialect,
+    clock,
+    transport: mailTransport,
+    log: app.log.child({ component: 'mail-worker' }),
+  })
+  const pruner = createPruner({
+    db: db.kysely,
+    clock,
+    sessions,
+    log: app.log.child({ component: 'pruner' }),
+  })
+  const university = createUniversity({
+    db: db.kysely,
+    clock,
+    client: createUniversityClient({ ...config.university, fetch: deps.fetch }),
+    log: app.log.child({ component: 'university' }),
+    onMailQueued: () => mailWorker.kick(),
+    logLinks: config.smtpUrl === null,
+    publicBaseUrl: config.publicBaseUrl,
+    ...config.university,
+    registrationCodeTtlMs: config.registrationCodeTtlMs,
+  })
+  app.addHook('onReady', async () => {
+    mailWorker.start()
+    pruner.start()
+  })
+  app.addHook('onClose', async () => {
+    await Promise.all([mailWorker.stop(), pruner.stop()])
+    mailTransport.close()
+  })
 
   registerErrorHandling(app)
   await app.register(openapi, { version: VERSION })
@@ -92,7 +143,28 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     sessionRoutes(routes, { sessions, messenger, rateLimit: config.rateLimit }),
   )
 
+  await app.register(async (routes) =>
+    universityRoutes(routes, {
+      university,
+      rateLimit: config.rateLimit,
+      publicBaseUrl: config.publicBaseUrl,
+    }),
+  )
+  if (config.sandbox.messenger || config.sandbox.university) {
+    await app.register(
+      async (sandbox) =>
+        sandboxRoutes(sandbox, {
+          ...config.sandbox,
+          clientId: config.university.clientId,
+          clientSecret: config.university.clientSecret,
+          callbackUrl: () => `${config.publicBaseUrl}/authorize/university/callback`,
+          clock,
+        }),
+      { prefix: '/_sandbox' },
+    )
+  }
+
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
 
-  return { app, sessions }
+  return { app, sessions, mailWorker, pruner }
 }

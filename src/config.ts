@@ -81,7 +81,13 @@ function duration(env: Env, name: string, fallback: string): number {
   return parseDuration(raw) ?? fail(name, `"${raw}" is not a duration like 30d, 30m, 2s or 500ms`)
 }
 
-function httpUrl(env: Env, name: string, fallback?: string): string | undefined {
+/** An http(s) URL; base URLs lose trailing slashes, provider endpoints are kept exactly. */
+function httpUrl(
+  env: Env,
+  name: string,
+  fallback?: string,
+  kind: 'base' | 'endpoint' = 'base',
+): string | undefined {
   const raw = read(env, name) ?? fallback
   if (raw === undefined) return undefined
   let url: URL
@@ -91,7 +97,7 @@ function httpUrl(env: Env, name: string, fallback?: string): string | undefined 
     return fail(name, `"${raw}" is not a URL`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(name, 'must be an http(s) URL')
-  return raw.replace(/\/+$/, '')
+  return kind === 'base' ? raw.replace(/\/+$/, '') : raw
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -154,8 +160,8 @@ export function loadConfig(env: Env): Config {
   const publicBaseUrl = httpUrl(env, 'PUBLIC_BASE_URL', `http://${hostInUrl}:${port}`)!
 
   const messengerBase = httpUrl(env, 'MESSENGER_API_BASE_URL')
-  const authorizeUrl = httpUrl(env, 'UNIVERSITY_AUTHORIZE_URL')
-  const tokenUrl = httpUrl(env, 'UNIVERSITY_TOKEN_URL')
+  const authorizeUrl = httpUrl(env, 'UNIVERSITY_AUTHORIZE_URL', undefined, 'endpoint')
+  const tokenUrl = httpUrl(env, 'UNIVERSITY_TOKEN_URL', undefined, 'endpoint')
   if ((authorizeUrl === undefined) !== (tokenUrl === undefined)) {
     fail(
       authorizeUrl === undefined ? 'UNIVERSITY_AUTHORIZE_URL' : 'UNIVERSITY_TOKEN_URL',

@@ -147,3 +147,12 @@ export async function pruneUniversity(db: Queryable, now: number): Promise<numbe
     .executeTakeFirst()
   return Number(codes.numDeletedRows + attempts.numDeletedRows)
 }
+
+export async function findUserIdByOpenId(db: Queryable, openId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('open_id', '=', openId)
+    .executeTakeFirst()
+  return row?.id ?? null
+}

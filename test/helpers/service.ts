@@ -1,4 +1,6 @@
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -21,17 +23,31 @@ export interface RunningService extends Campusgate {
   close(): Promise<void>
 }
 
+export interface ServiceOptions {
+  /** Adjusts what the environment cannot set (rate limits). */
+  tweak?: (config: Config) => Config
+  /** Adds routes before the server starts, as the app's other features do. */
+  extend?: (app: FastifyInstance) => void
+}
+
 /**
  * Starts the real app on 127.0.0.1 with a fresh SQLite file, configured through the same
  * environment variables `npm start` reads.
  */
-export async function startService(env: Record<string, string> = {}): Promise<RunningService> {
+export async function startService(
+  env: Record<string, string> = {},
+  options: ServiceOptions = {},
+): Promise<RunningService> {
   const dir = mkdtempSync(join(tmpdir(), 'campusgate-test-'))
-  const config = loadConfig({
+  // The links the service mails name its own address, so the port is chosen before start.
+  const port = env.PORT ?? String(await freePort())
+  const loaded = loadConfig({
+    PORT: port,
     LOG_LEVEL: 'info',
     DATABASE_URL: `sqlite:${join(dir, 'test.db')}`,
     ...env,
   })
+  const config = options.tweak ? options.tweak(loaded) : loaded
   const db = createDb(config.databaseUrl)
   await migrateToLatest(db.kysely)
   const clock = new TestClock()
@@ -39,7 +55,8 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
   let logText = ''
   logStream.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')))
   const service = await buildApp({ config, db, clock, logStream })
-  const url = await service.app.listen({ port: 0, host: '127.0.0.1' })
+  options.extend?.(service.app)
+  const url = await service.app.listen({ port: config.port, host: '127.0.0.1' })
   return {
     ...service,
     url,
@@ -56,6 +73,16 @@ export async function startService(env: Record<string, string> = {}): Promise<Ru
 }
 
 export type { FastifyInstance }
+
+/** A port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 /** JSON body and the headers the tests look at. */
 export async function call(

@@ -1,0 +1,60 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import nodemailer from 'nodemailer'
+
+export interface Mail {
+  to: string
+  subject: string
+  text: string
+  html: string
+}
+
+/** Delivers one mail or throws; retries are the worker's business. */
+export interface MailTransport {
+  send(mail: Mail): Promise<void>
+  close(): void
+}
+
+export interface MailTransportOptions {
+  /** `smtp://…` / `smtps://…`; `null` writes .eml files instead. */
+  smtpUrl: string | null
+  outboxDir: string
+  from: string
+}
+
+/** SMTP through nodemailer, or .eml files in `outboxDir` when no SMTP server is configured. */
+export function createMailTransport(options: MailTransportOptions): MailTransport {
+  if (options.smtpUrl === null) return fileTransport(options)
+  // A connection per mail: nothing to go stale while the SMTP server restarts.
+  const transporter = nodemailer.createTransport({
+    url: options.smtpUrl,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 20_000,
+  })
+  return {
+    async send(mail) {
+      await transporter.sendMail({ from: options.from, ...mail })
+    },
+    close: () => transporter.close(),
+  }
+}
+
+function fileTransport(options: MailTransportOptions): MailTransport {
+  const transporter = nodemailer.createTransport({
+    streamTransport: true,
+    buffer: true,
+    newline: 'unix',
+  })
+  let sequence = 0
+  return {
+    async send(mail) {
+      const info = await transporter.sendMail({ from: options.from, ...mail })
+      await mkdir(options.outboxDir, { recursive: true })
+      sequence += 1
+      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${sequence}.eml`
+      await writeFile(join(options.outboxDir, name), info.message as Buffer, { mode: 0o600 })
+    },
+    close: () => transporter.close(),
+  }
+}

@@ -1,0 +1,157 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.js'
+import type { Dialect } from '../db/database.js'
+import type { Database, MailOutboxRow } from '../db/schema.js'
+import type { MailTransport } from './transport.js'
+
+export interface MailWorker {
+  /** Delivers every mail that is due now; returns how many were sent. */
+  runOnce(): Promise<number>
+  /** Asks for a delivery round soon (after a mail was queued). */
+  kick(): void
+  start(): void
+  stop(): Promise<void>
+}
+
+export interface MailWorkerOptions {
+  db: Kysely<Database>
+  dialect: Dialect
+  clock: Clock
+  transport: MailTransport
+  log: FastifyBaseLogger
+  pollIntervalMs?: number
+  /** How long a claimed mail stays invisible to other workers. */
+  lockMs?: number
+  baseBackoffMs?: number
+  maxBackoffMs?: number
+}
+
+/** Delay before attempt `attempts + 1`: doubling from the base, capped. */
+export function backoffMs(attempts: number, baseMs: number, maxMs: number): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1))
+}
+
+export function createMailWorker(options: MailWorkerOptions): MailWorker {
+  const { db, dialect, clock, transport, log } = options
+  const pollIntervalMs = options.pollIntervalMs ?? 1000
+  const lockMs = options.lockMs ?? 60_000
+  const baseBackoffMs = options.baseBackoffMs ?? 2000
+  const maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000
+  let running: Promise<number> = Promise.resolve(0)
+  let timer: NodeJS.Timeout | null = null
+  let stopped = true
+
+  /**
+   * Claims one due mail. The conditions are repeated on the outer UPDATE so that, of several
+   * workers (instances) racing for a row, exactly one gets it.
+   */
+  async function claim(now: number): Promise<MailOutboxRow | null> {
+    const row = await db
+      .updateTable('mail_outbox')
+      .set((eb) => ({ locked_until: now + lockMs, attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', (eb) => {
+        let due = eb
+          .selectFrom('mail_outbox')
+          .select('id')
+          .where('sent_at', 'is', null)
+          .where('abandoned_at', 'is', null)
+          .where('next_attempt_at', '<=', now)
+          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+          .orderBy('next_attempt_at')
+          .limit(1)
+        if (dialect === 'postgres') due = due.forUpdate().skipLocked()
+        return due
+      })
+      .where('sent_at', 'is', null)
+      .where('abandoned_at', 'is', null)
+      .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+      .returningAll()
+      .executeTakeFirst()
+    return row ?? null
+  }
+
+  async function deliver(row: MailOutboxRow, now: number): Promise<boolean> {
+    const wiped = { text_body: null, html_body: null, locked_until: null }
+    if (row.expires_at <= now || row.text_body === null || row.html_body === null) {
+      await db
+        .updateTable('mail_outbox')
+        .set({ ...wiped, abandoned_at: now })
+        .where('id', '=', row.id)
+        .execute()
+      log.warn(
+        { mailId: row.id, attempts: row.attempts - 1 },
+        'mail abandoned: its link expired before delivery',
+      )
+      return false
+    }
+    try {
+      await transport.send({
+        to: row.recipient,
+        subject: row.subject,
+        text: row.text_body,
+        html: row.html_body,
+      })
+    } catch (error) {
+      const retryAt = clock.now().getTime() + backoffMs(row.attempts, baseBackoffMs, maxBackoffMs)
+      const reason = error instanceof Error ? error.message.slice(0, 500) : 'unknown error'
+      await db
+        .updateTable('mail_outbox')
+        .set({ locked_until: null, next_attempt_at: retryAt, last_error: reason })
+        .where('id', '=', row.id)
+        .execute()
+      log.warn(
+        { mailId: row.id, attempt: row.attempts, retryAt: new Date(retryAt), reason },
+        'mail delivery failed',
+      )
+      return false
+    }
+    // Sent: the bodies held a live link, so they are not kept.
+    await db
+      .updateTable('mail_outbox')
+      .set({ ...wiped, sent_at: clock.now().getTime(), last_error: null })
+      .where('id', '=', row.id)
+      .execute()
+    log.info({ mailId: row.id, attempt: row.attempts }, 'mail sent')
+    return true
+  }
+
+  async function drain(): Promise<number> {
+    let sent = 0
+    for (;;) {
+      const now = clock.now().getTime()
+      const row = await claim(now)
+      if (row === null) return sent
+      if (await deliver(row, now)) sent += 1
+    }
+  }
+
+  function runOnce(): Promise<number> {
+    // One round at a time per instance; a call during a round runs right after it.
+    running = running.catch(() => 0).then(drain)
+    return running
+  }
+
+  function tick(): void {
+    runOnce().catch((error: unknown) => log.error({ err: error }, 'mail worker round failed'))
+  }
+
+  return {
+    runOnce,
+    kick() {
+      if (!stopped) setImmediate(tick)
+    },
+    start() {
+      stopped = false
+      timer = setInterval(tick, pollIntervalMs)
+      timer.unref()
+      setImmediate(tick)
+    },
+    async stop() {
+      stopped = true
+      if (timer !== null) clearInterval(timer)
+      timer = null
+      await running.catch(() => 0)
+    },
+  }
+}

@@ -1,0 +1,121 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import secureJson from 'secure-json-parse'
+import type { Clock } from '../clock.js'
+import { createSandboxMessenger, messengerRoutes, SANDBOX_APP } from './messenger.js'
+import { escapeHtml, page, sendPage, universityRoutes } from './university.js'
+
+export { SANDBOX_APP }
+
+export interface SandboxOptions {
+  /** Serve the simulated messenger platform. */
+  messenger: boolean
+  /** Serve the simulated identity provider. */
+  university: boolean
+  /** The only client_id the identity provider accepts. */
+  clientId: string
+  /** Its secret. */
+  clientSecret: string
+  /** Where the identity provider sends the browser back (campusgate's callback). */
+  callbackUrl: () => string
+  /** All expiries use `clock.now()`. */
+  clock: Clock
+}
+
+const PREFIX = '/_sandbox'
+const CALLBACK_PATH = '/authorize/university/callback'
+
+/** The service's base URL as the walk-through shows it, derived from the callback URL. */
+function baseUrlOf(callbackUrl: string): string {
+  if (callbackUrl.endsWith(CALLBACK_PATH)) return callbackUrl.slice(0, -CALLBACK_PATH.length)
+  try {
+    return new URL(callbackUrl).origin
+  } catch {
+    return 'http://127.0.0.1:3000'
+  }
+}
+
+function homePage(options: SandboxOptions): string {
+  const base = escapeHtml(baseUrlOf(options.callbackUrl()))
+  const parts = [
+    options.messenger ? 'a messenger platform (WeChat <code>code2session</code>)' : null,
+    options.university ? 'a university identity provider (UCL-API-style OAuth)' : null,
+  ].filter((part) => part !== null)
+  const app = `"appId":"${SANDBOX_APP.appId}","appSecret":"${SANDBOX_APP.appSecret}"`
+  return page(
+    'campusgate sandbox',
+    `<p>This server simulates ${parts.join(' and ')}, in memory, so the whole registration flow
+works offline. Nothing here exists when <code>NODE_ENV=production</code>.</p>
+<h2>Walk-through</h2>
+<pre>BASE=${base}
+
+# 1. Mint a messenger login code, as wx.login() hands one to the mini-program.
+#    Send {"openId":"..."} to log in as the same user again.
+curl -s -X POST $BASE${PREFIX}/messenger/login-codes
+
+# 2. Tier 1: register with that code; the answer carries your sessionKey.
+curl -s $BASE/register/messenger -H 'content-type: application/json' \\
+  -d '{${escapeHtml(app)},"code":"CODE"}'
+
+# 3. Tier 2: ask for the confirmation email.
+curl -s $BASE/register/university -H 'authorization: SESSION_KEY' \\
+  -H 'content-type: application/json' -d '{"email":"you@example.org"}'
+
+# 4. Open the emailed link in a browser (without SMTP_URL the email is a .eml file
+#    in ./data/outbox and the link is in the log), then press Allow or Deny.
+
+# 5. See your tier.
+curl -s $BASE/session -H 'authorization: SESSION_KEY'</pre>
+<h2>Endpoints</h2>
+<ul>
+<li><code>POST ${PREFIX}/messenger/login-codes</code>: a single-use login code, valid 5 minutes</li>
+<li><code>GET ${PREFIX}/messenger/sns/jscode2session</code>: WeChat's code2session</li>
+<li><code>GET ${PREFIX}/university/authorise?client_id=&amp;state=</code>: the Allow / Deny page</li>
+<li><code>GET ${PREFIX}/university/token?code=&amp;client_id=&amp;client_secret=</code>: token exchange</li>
+</ul>`,
+  )
+}
+
+/** The sandbox's routes, in their own encapsulated context. */
+async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Promise<void> {
+  // The authorise page's form posts urlencoded; the main app accepts only JSON elsewhere.
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body: string, done) => done(null, Object.fromEntries(new URLSearchParams(body))),
+  )
+
+  app.get(
+    '/',
+    { config: { versionedMediaType: false }, schema: { hide: true } },
+    async (_request, reply) => sendPage(reply, 200, homePage(options)),
+  )
+  if (options.messenger) messengerRoutes(app, createSandboxMessenger(options.clock))
+  if (options.university) universityRoutes(app, options)
+}
+
+/** Register inside an encapsulated context with prefix '/_sandbox'. */
+export function sandboxRoutes(app: FastifyInstance, options: SandboxOptions): void {
+  void app.register(sandboxPlugin, { ...options, prefix: PREFIX })
+}
+
+/** A standalone server for tests: a fresh Fastify with sandboxRoutes under /_sandbox. */
+export async function createSandboxServer(options: SandboxOptions): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 })
+  // As in the main app: JSON only (an empty body is no body), plus the sandbox's own form parser.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser(
+    /^application\/([a-z0-9.+-]+\+)?json$/i,
+    { parseAs: 'string' },
+    (_request, body: string, done) => {
+      if (body.trim() === '') return done(null, undefined)
+      try {
+        done(null, secureJson.parse(body, undefined, { protoAction: 'remove' }))
+      } catch (cause) {
+        done(Object.assign(new Error('malformed JSON', { cause }), { statusCode: 400 }), undefined)
+      }
+    },
+  )
+  sandboxRoutes(app, options)
+  await app.ready()
+  return app
+}

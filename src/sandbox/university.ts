@@ -1,0 +1,206 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { Clock } from '../clock.js'
+import { secretMatches } from './messenger.js'
+
+const AUTHORISATION_CODE_TTL_MS = 10 * 60 * 1000
+const MAX_STATE_LENGTH = 512
+const DECISION_PATH = '/_sandbox/university/authorise/decision'
+
+export interface SandboxUniversityOptions {
+  clientId: string
+  clientSecret: string
+  callbackUrl: () => string
+  clock: Clock
+}
+
+interface AuthorisationCode {
+  clientId: string
+  state: string
+  expiresAt: number
+  used: boolean
+}
+
+export type TokenAnswer =
+  | { ok: true; token: string; client_id: string; state: string; scope: string }
+  | { ok: false; error: string }
+
+export interface SandboxUniversity {
+  /** Issues a single-use authorisation code for an allowed request. */
+  issueCode(clientId: string, state: string): string
+  /** UCL-API style token exchange: each code works once, for its own client, until it expires. */
+  exchange(code: string, clientId: string, clientSecret: string): TokenAnswer
+}
+
+/** The simulated identity provider's state: authorisation codes in memory, gone on restart. */
+export function createSandboxUniversity(options: SandboxUniversityOptions): SandboxUniversity {
+  const codes = new Map<string, AuthorisationCode>()
+
+  // Used codes are kept until they expire so a replay gets a precise answer.
+  function prune(now: number): void {
+    for (const [code, entry] of codes) if (entry.expiresAt <= now) codes.delete(code)
+  }
+
+  return {
+    issueCode(clientId, state) {
+      const now = options.clock.now().getTime()
+      prune(now)
+      const code = randomBytes(32).toString('base64url')
+      codes.set(code, { clientId, state, expiresAt: now + AUTHORISATION_CODE_TTL_MS, used: false })
+      return code
+    },
+
+    exchange(code, clientId, clientSecret) {
+      // Both checks always run, so a wrong client_id costs the same time as a wrong secret.
+      const idOk = secretMatches(clientId, options.clientId)
+      const secretOk = secretMatches(clientSecret, options.clientSecret)
+      if (!idOk || !secretOk) return { ok: false, error: 'invalid client_id or client_secret' }
+      prune(options.clock.now().getTime())
+      const entry = codes.get(code)
+      if (entry === undefined || entry.clientId !== clientId) {
+        return { ok: false, error: 'code is invalid or has expired' }
+      }
+      if (entry.used) return { ok: false, error: 'code has already been used' }
+      entry.used = true
+      return {
+        ok: true,
+        token: `uclapi-sandbox-${randomBytes(24).toString('base64url')}`,
+        client_id: clientId,
+        state: entry.state,
+        scope: '[]',
+      }
+    },
+  }
+}
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char)
+}
+
+/** A complete page; `body` must already be escaped. */
+export function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
+pre{background:#f4f4f4;padding:.75rem;overflow-x:auto}button{font-size:1rem;padding:.5rem 1.5rem;margin-right:1rem}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</body>
+</html>
+`
+}
+
+/** Sends an HTML page that is never cached, never framed and loads nothing from elsewhere. */
+export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    )
+    .type('text/html; charset=utf-8')
+    .send(html)
+}
+
+function errorPage(reply: FastifyReply, message: string): FastifyReply {
+  return sendPage(reply, 400, page('University sign-in (sandbox)', `<p>${escapeHtml(message)}</p>`))
+}
+
+function field(source: unknown, name: string): string {
+  if (typeof source !== 'object' || source === null) return ''
+  const value: unknown = (source as Record<string, unknown>)[name]
+  return typeof value === 'string' ? value : ''
+}
+
+/** Registers the simulated identity provider's routes (under the caller's prefix). */
+export function universityRoutes(app: FastifyInstance, options: SandboxUniversityOptions): void {
+  const university = createSandboxUniversity(options)
+  const config = { versionedMediaType: false }
+  const schema = { hide: true }
+
+  function requestProblem(clientId: string, state: string): string | null {
+    if (clientId !== options.clientId)
+      return 'Unknown client_id: no such application is registered.'
+    if (state === '' || state.length > MAX_STATE_LENGTH)
+      return 'The request carries no valid state.'
+    return null
+  }
+
+  app.get('/university/authorise', { config, schema }, async (request, reply) => {
+    const clientId = field(request.query, 'client_id')
+    const state = field(request.query, 'state')
+    const problem = requestProblem(clientId, state)
+    if (problem !== null) return errorPage(reply, problem)
+    const hidden = (name: string, value: string) =>
+      `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`
+    const body = `<p>The application <strong>${escapeHtml(clientId)}</strong> asks to confirm that you
+are a member of the university.</p>
+<p>This is the sandbox identity provider: no password is asked, your choice is all it takes.</p>
+<form method="post" action="${DECISION_PATH}" enctype="application/x-www-form-urlencoded">
+${hidden('client_id', clientId)}
+${hidden('state', state)}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form>`
+    return sendPage(reply, 200, page('University sign-in (sandbox)', body))
+  })
+
+  app.post('/university/authorise/decision', { config, schema }, async (request, reply) => {
+    const clientId = field(request.body, 'client_id')
+    const state = field(request.body, 'state')
+    const decision = field(request.body, 'decision')
+    const problem =
+      requestProblem(clientId, state) ??
+      (decision === 'allow' || decision === 'deny' ? null : 'The decision must be allow or deny.')
+    if (problem !== null) return errorPage(reply, problem)
+
+    // The seed's callback: result first; on Allow it also carries the code and the client secret.
+    const params: [string, string][] =
+      decision === 'allow'
+        ? [
+            ['result', 'allowed'],
+            ['code', university.issueCode(clientId, state)],
+            ['client_id', clientId],
+            ['state', state],
+            ['client_secret', options.clientSecret],
+          ]
+        : [
+            ['result', 'denied'],
+            ['client_id', clientId],
+            ['state', state],
+          ]
+    const location = new URL(options.callbackUrl())
+    for (const [name, value] of params) location.searchParams.append(name, value)
+    return reply
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .redirect(location.toString(), 302)
+  })
+
+  app.get('/university/token', { config, schema }, async (request, reply) => {
+    const code = field(request.query, 'code')
+    const clientId = field(request.query, 'client_id')
+    const clientSecret = field(request.query, 'client_secret')
+    if (code === '' || clientId === '' || clientSecret === '') {
+      return reply
+        .code(400)
+        .send({ ok: false, error: 'code, client_id and client_secret are required' })
+    }
+    const answer = university.exchange(code, clientId, clientSecret)
+    return reply.code(answer.ok ? 200 : 400).send(answer)
+  })
+}

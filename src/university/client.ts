@@ -1,0 +1,49 @@
+export type TokenExchange = { ok: true; token: string } | { ok: false; reason: string }
+
+export interface UniversityClient {
+  /** Exchanges the callback's voucher for the user's university token (server to server). */
+  exchangeCode(code: string): Promise<TokenExchange>
+}
+
+export interface UniversityClientOptions {
+  tokenUrl: string
+  clientId: string
+  clientSecret: string
+  timeoutMs: number
+  fetch?: typeof fetch
+}
+
+/**
+ * UCL-API-style token endpoint: `GET tokenUrl?code&client_id&client_secret` answering
+ * `{ ok, token, … }`. Failures come back as values with a reason fit for logs (no secrets).
+ */
+export function createUniversityClient(options: UniversityClientOptions): UniversityClient {
+  const doFetch = options.fetch ?? fetch
+  return {
+    async exchangeCode(code) {
+      const url = new URL(options.tokenUrl)
+      url.searchParams.set('code', code)
+      url.searchParams.set('client_id', options.clientId)
+      url.searchParams.set('client_secret', options.clientSecret)
+      let status: number
+      let body: unknown
+      try {
+        const response = await doFetch(url, {
+          headers: { accept: 'application/json' },
+          signal: AbortSignal.timeout(options.timeoutMs),
+        })
+        status = response.status
+        body = JSON.parse(await response.text())
+      } catch (error) {
+        const name = error instanceof Error ? error.name : 'Error'
+        return { ok: false, reason: `token endpoint unreachable or not JSON (${name})` }
+      }
+      const parsed = body as { ok?: unknown; token?: unknown; error?: unknown }
+      if (parsed.ok === true && typeof parsed.token === 'string' && parsed.token !== '') {
+        return { ok: true, token: parsed.token }
+      }
+      const error = typeof parsed.error === 'string' ? parsed.error.slice(0, 200) : 'no token'
+      return { ok: false, reason: `token endpoint refused (HTTP ${status}: ${error})` }
+    },
+  }
+}

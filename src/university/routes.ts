@@ -1,0 +1,173 @@
+import cookie from '@fastify/cookie'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { RateLimitConfig } from '../config.js'
+import { AppError } from '../errors.js'
+import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
+import { callbackPage } from './pages.js'
+import type { University } from './service.js'
+
+export interface UniversityRoutesOptions {
+  university: University
+  rateLimit: RateLimitConfig
+  publicBaseUrl: string
+}
+
+/** The seed's three no-cache headers, plus no Referer to the identity provider (SPEC). */
+const NO_CACHE = {
+  'cache-control': 'no-cache, no-store, must-revalidate',
+  pragma: 'no-cache',
+  expires: '0',
+  'referrer-policy': 'no-referrer',
+} as const
+
+const optionalString = { type: 'string' } as const
+
+function wantsHtml(request: FastifyRequest): boolean {
+  return /\btext\/html\b/i.test(request.headers.accept ?? '')
+}
+
+function single(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined
+}
+
+export async function universityRoutes(
+  app: FastifyInstance,
+  { university, rateLimit, publicBaseUrl }: UniversityRoutesOptions,
+): Promise<void> {
+  await app.register(cookie)
+  const sensitive = { rateLimit: { max: rateLimit.sensitiveMax, timeWindow: rateLimit.windowMs } }
+  // SPEC: Secure and the __Host- prefix when served over https. Browsers accept __Host- cookies
+  // only with Path=/, so the prefixed cookie is scoped to the whole host.
+  const secure = publicBaseUrl.startsWith('https:')
+  const cookieName = secure ? '__Host-campusgate-attempt' : 'campusgate-attempt'
+  const cookiePath = secure ? '/' : '/authorize/university'
+
+  app.post<{ Body: { email: string } }>(
+    '/register/university',
+    {
+      onRequest: app.requireTier('messenger-registered'),
+      config: sensitive,
+      schema: {
+        summary: 'Tier 2, step 1: email a confirmation link',
+        tags: ['registration'],
+        security: [{ sessionKey: [] }],
+        body: {
+          type: 'object',
+          required: ['email'],
+          properties: { email: { type: 'string', minLength: 1, maxLength: 254, format: 'email' } },
+        },
+        response: {
+          200: jsonResponse('Accepted; the confirmation email is on its way.', EMPTY_OBJECT),
+          ...errorResponses(
+            'missingRequiredKeys',
+            'invalidEmail',
+            'malformedJson',
+            'bodyTooLarge',
+            'jsonRequired',
+            'missingAuthorizationHeader',
+            'invalidSessionKey',
+          ),
+        },
+      },
+    },
+    async (request) => {
+      await university.startRegistration(request.session!.userId, request.body.email)
+      return {}
+    },
+  )
+
+  app.get<{ Querystring: { universityRegistrationCode: string } }>(
+    '/authorize/university',
+    {
+      config: sensitive,
+      schema: {
+        summary: 'Tier 2, step 2: the emailed link; redirects to the identity provider',
+        tags: ['registration'],
+        querystring: {
+          type: 'object',
+          required: ['universityRegistrationCode'],
+          properties: { universityRegistrationCode: { type: 'string', minLength: 1 } },
+        },
+        response: {
+          301: {
+            description:
+              'To the identity provider: `Location: {provider_authorize_url}?client_id=<client_id>&state=<openId>`, ' +
+              'with no-cache headers and the attempt cookie.',
+            headers: {
+              location: { type: 'string' },
+              'set-cookie': { type: 'string' },
+              'cache-control': { type: 'string' },
+            },
+          },
+          ...errorResponses('missingRequiredQueryParameters', 'invalidUniversityRegistrationCode'),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.headers(NO_CACHE)
+      const opened = await university.openLink(request.query.universityRegistrationCode)
+      if (opened === null) throw new AppError('invalidUniversityRegistrationCode')
+      reply.setCookie(cookieName, opened.attemptCookie, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure,
+        path: cookiePath,
+        maxAge: opened.cookieMaxAgeSeconds,
+      })
+      return reply.redirect(opened.location, 301)
+    },
+  )
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/authorize/university/callback',
+    {
+      config: sensitive,
+      schema: {
+        summary: 'Tier 2, step 3: called by the identity provider only; always 200',
+        tags: ['registration'],
+        querystring: {
+          type: 'object',
+          properties: {
+            client_id: optionalString,
+            state: optionalString,
+            client_secret: optionalString,
+            code: optionalString,
+            result: optionalString,
+          },
+        },
+        response: {
+          200: {
+            description: 'Acknowledged. Browsers (Accept: text/html) get a page, others `{}`.',
+            content: {
+              'application/vnd.service.v1+json': { schema: EMPTY_OBJECT },
+              'text/html': { schema: { type: 'string' } },
+            },
+          },
+        },
+      },
+      // Validation never refuses a callback: the provider gets its 200 whatever it sent.
+      attachValidation: true,
+    },
+    async (request, reply) => {
+      const query = request.query
+      const result = await university.handleCallback({
+        clientId: single(query.client_id),
+        clientSecret: single(query.client_secret),
+        state: single(query.state),
+        code: single(query.code),
+        result: single(query.result),
+        attemptCookie: request.cookies[cookieName] ?? null,
+        ip: request.ip,
+      })
+      reply.header('cache-control', 'no-store')
+      if (result.boundToBrowser)
+        reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
+      if (wantsHtml(request)) {
+        return reply
+          .type('text/html; charset=utf-8')
+          .send(callbackPage(result.outcome, result.boundToBrowser))
+      }
+      return {}
+    },
+  )
+}

@@ -1,0 +1,219 @@
+import proxyAddr from '@fastify/proxy-addr'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.js'
+import type { CallbackBinding } from '../config.js'
+import type { Database } from '../db/schema.js'
+import { enqueueMail } from '../mail/outbox.js'
+import { generateSecret, hashSecret, newId, secretsEqual } from '../sessions/keys.js'
+import type { UniversityClient } from './client.js'
+import { confirmationEmail } from './confirmation-email.js'
+import {
+  endPendingForUser,
+  findLiveCode,
+  findOpenAttempt,
+  findUserIdByOpenId,
+  insertAttempt,
+  insertCode,
+  linkUniversity,
+  transitionAttempt,
+} from './store.js'
+
+export type CallbackOutcome = 'linked' | 'denied' | 'failed' | 'ignored'
+
+export interface CallbackInput {
+  clientId?: string
+  clientSecret?: string
+  state?: string
+  code?: string
+  result?: string
+  /** The attempt cookie the browser brought, if any. */
+  attemptCookie: string | null
+  /** The caller's address (after TRUST_PROXY). */
+  ip: string
+}
+
+export interface CallbackResult {
+  outcome: CallbackOutcome
+  /** True only when the request carried the cookie of the attempt it acted on. */
+  boundToBrowser: boolean
+}
+
+export interface LinkOpened {
+  location: string
+  attemptCookie: string
+  cookieMaxAgeSeconds: number
+}
+
+export interface University {
+  /** Issues a registration code and queues its confirmation email, in one transaction. */
+  startRegistration(userId: string, email: string): Promise<void>
+  /** A click on the emailed link: a new attempt and where to send the browser, or `null` (401). */
+  openLink(code: string): Promise<LinkOpened | null>
+  /** The identity provider's callback; never throws for bad input (the endpoint always answers 200). */
+  handleCallback(input: CallbackInput): Promise<CallbackResult>
+}
+
+export interface UniversityOptions {
+  db: Kysely<Database>
+  clock: Clock
+  client: UniversityClient
+  log: FastifyBaseLogger
+  /** Called after a mail was committed to the outbox. */
+  onMailQueued: () => void
+  /** Log confirmation links (only when mail goes to .eml files, for local development). */
+  logLinks: boolean
+  publicBaseUrl: string
+  authorizeUrl: string
+  clientId: string
+  clientSecret: string
+  registrationCodeTtlMs: number
+  attemptTtlMs: number
+  callbackBinding: CallbackBinding
+  callbackAllowedIps: readonly string[]
+}
+
+// Registration codes and cookies are 43 characters; longer input is not looked up.
+const MAX_SECRET_LENGTH = 256
+
+export function createUniversity(options: UniversityOptions): University {
+  const { db, clock, client, log } = options
+  const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
+  const ignored: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
+
+  /** SPEC: a refused callback changes nothing and is logged as a security event, secrets aside. */
+  function refuse(reason: string, input: CallbackInput): CallbackResult {
+    log.warn(
+      {
+        event: 'university-callback-refused',
+        reason,
+        state: input.state?.slice(0, 128),
+        ip: input.ip,
+      },
+      'university callback refused',
+    )
+    return ignored
+  }
+
+  return {
+    async startRegistration(userId, email) {
+      const code = generateSecret()
+      const now = clock.now().getTime()
+      const expiresAt = now + options.registrationCodeTtlMs
+      const link = `${options.publicBaseUrl}/authorize/university?universityRegistrationCode=${code}`
+      const mail = confirmationEmail(
+        email,
+        link,
+        Math.round(options.registrationCodeTtlMs / 60_000),
+      )
+      await db.transaction().execute(async (trx) => {
+        await insertCode(trx, { id: newId(), userId, codeHash: hashSecret(code), expiresAt }, now)
+        await enqueueMail(trx, mail, { now, expiresAt })
+      })
+      if (options.logLinks) {
+        log.info({ link }, 'no SMTP_URL: confirmation email written to the outbox folder')
+      }
+      options.onMailQueued()
+    },
+
+    async openLink(code) {
+      if (code.length > MAX_SECRET_LENGTH) return null
+      const now = clock.now().getTime()
+      const live = await findLiveCode(db, hashSecret(code), now)
+      if (live === null) return null
+      // Every open is its own attempt: a mail scanner's prefetch never spoils the user's click.
+      const attemptCookie = generateSecret()
+      const expiresAt = Math.min(now + options.attemptTtlMs, live.expiresAt)
+      await insertAttempt(
+        db,
+        {
+          id: newId(),
+          userId: live.userId,
+          codeId: live.id,
+          cookieHash: hashSecret(attemptCookie),
+          expiresAt,
+        },
+        now,
+      )
+      const location = new URL(options.authorizeUrl)
+      location.searchParams.append('client_id', options.clientId)
+      location.searchParams.append('state', live.openId)
+      return {
+        location: location.toString(),
+        attemptCookie,
+        cookieMaxAgeSeconds: Math.max(1, Math.floor((expiresAt - now) / 1000)),
+      }
+    },
+
+    async handleCallback(input) {
+      if (input.clientId === undefined || !secretsEqual(input.clientId, options.clientId)) {
+        return refuse('client_id does not match', input)
+      }
+      if (
+        input.clientSecret !== undefined &&
+        !secretsEqual(input.clientSecret, options.clientSecret)
+      ) {
+        return refuse('client_secret does not match', input)
+      }
+      if (
+        input.state === undefined ||
+        input.state === '' ||
+        input.state.length > MAX_SECRET_LENGTH
+      ) {
+        return refuse('state missing or malformed', input)
+      }
+      let cookieHash: string | null = null
+      if (options.callbackBinding === 'cookie') {
+        if (input.attemptCookie === null || input.attemptCookie.length > MAX_SECRET_LENGTH) {
+          return refuse('no attempt cookie', input)
+        }
+        cookieHash = hashSecret(input.attemptCookie)
+      } else if (!callerAllowed(input.ip, 0)) {
+        return refuse('caller not in UNIVERSITY_CALLBACK_ALLOWED_IPS', input)
+      }
+
+      const now = clock.now().getTime()
+      const userId = await findUserIdByOpenId(db, input.state)
+      if (userId === null) return refuse('state names no user', input)
+      const attempt = await findOpenAttempt(db, userId, cookieHash, now)
+      if (attempt === null) return refuse('no attempt in progress for this browser', input)
+      const boundToBrowser = cookieHash !== null
+
+      if (input.result === 'denied' || input.code === undefined || input.code === '') {
+        const won = await transitionAttempt(db, attempt.id, 'redirected', 'denied', now)
+        if (!won) return refuse('attempt already handled', input)
+        log.info(
+          { event: 'university-link-denied', attemptId: attempt.id },
+          'user denied authorization',
+        )
+        return { outcome: 'denied', boundToBrowser }
+      }
+
+      // Claim before the exchange: of two deliveries of one callback, only one proceeds.
+      if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
+        return refuse('attempt already handled', input)
+      }
+      const exchange = await client.exchangeCode(input.code)
+      const doneAt = clock.now().getTime()
+      if (!exchange.ok) {
+        await transitionAttempt(db, attempt.id, 'exchanging', 'failed', doneAt)
+        log.warn(
+          { event: 'university-link-failed', attemptId: attempt.id, reason: exchange.reason },
+          'token exchange failed',
+        )
+        return { outcome: 'failed', boundToBrowser }
+      }
+      const linked = await db.transaction().execute(async (trx) => {
+        // A logout during the exchange ended the attempt; then nothing is linked.
+        if (!(await transitionAttempt(trx, attempt.id, 'exchanging', 'completed', doneAt)))
+          return false
+        await linkUniversity(trx, userId, hashSecret(exchange.token), doneAt)
+        await endPendingForUser(trx, userId, doneAt)
+        return true
+      })
+      if (!linked) return refuse('attempt ended during the token exchange', input)
+      log.info({ event: 'university-linked', attemptId: attempt.id }, 'university account linked')
+      return { outcome: 'linked', boundToBrowser }
+    },
+  }
+}

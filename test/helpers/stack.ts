@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict'
+import type { FastifyInstance } from 'fastify'
+import { createSandboxServer, SANDBOX_APP } from '../../src/sandbox/routes.js'
+import { TestClock } from './clock.js'
+import { call, startService, type RunningService, type ServiceOptions } from './service.js'
+import { linkIn, startSmtpSink, type SmtpSink } from './smtp-sink.js'
+
+export const CLIENT_ID = 'campusgate-test-client'
+export const CLIENT_SECRET = 'campusgate-test-secret-0123456789'
+
+/**
+ * campusgate wired as in production: the messenger platform and identity provider are a
+ * separate HTTP server on loopback (the sandbox, speaking the real wire protocols) and mail goes
+ * to a real SMTP server on loopback.
+ */
+export interface Stack {
+  service: RunningService
+  providers: FastifyInstance
+  providersUrl: string
+  providerClock: TestClock
+  smtp: SmtpSink
+  close(): Promise<void>
+}
+
+export async function startStack(
+  env: Record<string, string> = {},
+  options: ServiceOptions = {},
+): Promise<Stack> {
+  const smtp = await startSmtpSink()
+  const providerClock = new TestClock(Date.now())
+  let callbackUrl = 'http://127.0.0.1:1/authorize/university/callback'
+  const providers = await createSandboxServer({
+    messenger: true,
+    university: true,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    callbackUrl: () => callbackUrl,
+    clock: providerClock,
+  })
+  const providersUrl = await providers.listen({ port: 0, host: '127.0.0.1' })
+  const service = await startService(
+    {
+      MESSENGER_API_BASE_URL: `${providersUrl}/_sandbox/messenger`,
+      UNIVERSITY_AUTHORIZE_URL: `${providersUrl}/_sandbox/university/authorise`,
+      UNIVERSITY_TOKEN_URL: `${providersUrl}/_sandbox/university/token`,
+      UNIVERSITY_CLIENT_ID: CLIENT_ID,
+      UNIVERSITY_CLIENT_SECRET: CLIENT_SECRET,
+      SMTP_URL: smtp.url,
+      ...env,
+    },
+    options,
+  )
+  callbackUrl = `${service.url}/authorize/university/callback`
+  return {
+    service,
+    providers,
+    providersUrl,
+    providerClock,
+    smtp,
+    async close() {
+      await service.close()
+      await providers.close()
+      await smtp.stop()
+    },
+  }
+}
+
+/** Mints a login code at the simulated messenger platform. */
+export async function mintLoginCode(
+  stack: Stack,
+  openId?: string,
+): Promise<{ code: string; openId: string }> {
+  const response = await fetch(`${stack.providersUrl}/_sandbox/messenger/login-codes`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(openId === undefined ? {} : { openId }),
+  })
+  assert.equal(response.status, 200)
+  return (await response.json()) as { code: string; openId: string }
+}
+
+/** Tier 1: a fresh (or given) user registers; returns the session key. */
+export async function registerMessenger(
+  stack: Stack,
+  openId?: string,
+): Promise<{ sessionKey: string; openId: string }> {
+  const login = await mintLoginCode(stack, openId)
+  const response = await call(`${stack.service.url}/register/messenger`, {
+    method: 'POST',
+    json: { appId: SANDBOX_APP.appId, appSecret: SANDBOX_APP.appSecret, code: login.code },
+  })
+  assert.equal(response.status, 200, response.text)
+  return { sessionKey: response.body.sessionKey as string, openId: login.openId }
+}
+
+/** POST /register/university and the confirmation link from the mail that arrives. */
+export async function requestConfirmationLink(
+  stack: Stack,
+  sessionKey: string,
+  email: string,
+): Promise<string> {
+  const before = stack.smtp.messages.length
+  const response = await call(`${stack.service.url}/register/university`, {
+    method: 'POST',
+    headers: { authorization: sessionKey },
+    json: { email },
+  })
+  assert.equal(response.status, 200, response.text)
+  const mail = await stack.smtp.waitFor(
+    (m) =>
+      stack.smtp.messages.indexOf(m) >= before &&
+      m.to !== undefined &&
+      JSON.stringify(m.to).includes(email),
+  )
+  return linkIn(mail)
+}
+
+/** A browser opening the emailed link: the 301 and the attempt cookie it sets. */
+export async function openLink(
+  link: string,
+): Promise<{ status: number; location: string; cookie: string; headers: Headers }> {
+  const response = await fetch(link, {
+    redirect: 'manual',
+    headers: { accept: 'text/html,*/*;q=0.8' },
+  })
+  await response.arrayBuffer()
+  const setCookie = response.headers.get('set-cookie') ?? ''
+  return {
+    status: response.status,
+    location: response.headers.get('location') ?? '',
+    cookie: setCookie.split(';')[0] ?? '',
+    headers: response.headers,
+  }
+}
+
+/** The user presses Allow or Deny at the identity provider; returns the callback URL it sends the browser to. */
+export async function decideAtProvider(
+  stack: Stack,
+  state: string,
+  decision: 'allow' | 'deny',
+): Promise<string> {
+  const response = await fetch(`${stack.providersUrl}/_sandbox/university/authorise/decision`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: CLIENT_ID, state, decision }).toString(),
+  })
+  await response.arrayBuffer()
+  assert.equal(response.status, 302)
+  return response.headers.get('location')!
+}
+
+/** The browser following the provider's redirect back to campusgate, with or without its cookie. */
+export async function followCallback(
+  callbackUrl: string,
+  cookie: string | null,
+  accept = 'text/html,*/*;q=0.8',
+): Promise<{ status: number; text: string; headers: Headers }> {
+  const headers: Record<string, string> = { accept }
+  if (cookie !== null) headers.cookie = cookie
+  const response = await fetch(callbackUrl, { headers, redirect: 'manual' })
+  return { status: response.status, text: await response.text(), headers: response.headers }
+}
+
+/** The whole tier 2 round trip with Allow; returns the session key of a university-registered user. */
+export async function registerUniversity(
+  stack: Stack,
+  email = 'student@example.edu',
+): Promise<{ sessionKey: string; openId: string }> {
+  const user = await registerMessenger(stack)
+  const link = await requestConfirmationLink(stack, user.sessionKey, email)
+  const opened = await openLink(link)
+  assert.equal(opened.status, 301)
+  const callback = await decideAtProvider(stack, user.openId, 'allow')
+  const done = await followCallback(callback, opened.cookie)
+  assert.equal(done.status, 200)
+  assert.match(done.text, /linked/i)
+  return user
+}
+
+export async function sessionOf(stack: Stack, sessionKey: string) {
+  return call(`${stack.service.url}/session`, { headers: { authorization: sessionKey } })
+}
