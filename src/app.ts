@@ -1,13 +1,12 @@
-import rateLimit from '@fastify/rate-limit'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
-import { AppError } from './errors.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
+import { rateLimits } from './http/rate-limit.js'
 import { tierGuard } from './http/tier-guard.js'
 import { createMailTransport, type MailTransport } from './mail/transport.js'
 import { createMailWorker, type MailWorker } from './mail/worker.js'
@@ -122,46 +121,29 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   await app.register(openapi, { version: VERSION })
   await app.register(mediaType)
 
-  const redis = config.redisUrl === null ? null : new Redis(config.redisUrl, { lazyConnect: false })
+  const redis = config.redisUrl === null ? null : new Redis(config.redisUrl)
   if (redis !== null) app.addHook('onClose', async () => void (await redis.quit()))
-  await app.register(rateLimit, {
-    global: false,
-    max: config.rateLimit.globalMax,
-    timeWindow: config.rateLimit.windowMs,
-    ...(redis === null ? {} : { redis, nameSpace: 'campusgate-rate-limit-' }),
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rateLimitExceeded', {
-        retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
-      }),
-  })
-  // Global limit first, before any authentication work is done for the request.
-  app.addHook('onRequest', app.rateLimit())
+  // Before the tier guard: a flood is refused before any session lookup.
+  await app.register(rateLimits, { limits: config.rateLimit, redis })
 
   await app.register(tierGuard, { sessions })
 
-  await app.register(async (routes) =>
-    sessionRoutes(routes, { sessions, messenger, rateLimit: config.rateLimit }),
-  )
+  await app.register(async (routes) => sessionRoutes(routes, { sessions, messenger }))
 
   await app.register(async (routes) =>
     universityRoutes(routes, {
       university,
-      rateLimit: config.rateLimit,
       publicBaseUrl: config.publicBaseUrl,
     }),
   )
   if (config.sandbox.messenger || config.sandbox.university) {
-    await app.register(
-      async (sandbox) =>
-        sandboxRoutes(sandbox, {
-          ...config.sandbox,
-          clientId: config.university.clientId,
-          clientSecret: config.university.clientSecret,
-          callbackUrl: () => `${config.publicBaseUrl}/authorize/university/callback`,
-          clock,
-        }),
-      { prefix: '/_sandbox' },
-    )
+    sandboxRoutes(app, {
+      ...config.sandbox,
+      clientId: config.university.clientId,
+      clientSecret: config.university.clientSecret,
+      callbackUrl: () => `${config.publicBaseUrl}/authorize/university/callback`,
+      clock,
+    })
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())

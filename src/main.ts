@@ -30,6 +30,14 @@ async function serve(config: Config): Promise<void> {
   await migrateToLatest(db.kysely)
   const { app } = await buildApp({ config, db, clock: systemClock })
   await app.listen({ port: config.port, host: config.host })
+  if (config.sandbox.messenger || config.sandbox.university) {
+    app.log.warn(
+      { sandbox: config.sandbox },
+      `sandbox mode: simulated providers under ${config.publicBaseUrl}/_sandbox/ — ` +
+        `open it for the walk-through, or mint a login code with ` +
+        `curl -X POST ${config.publicBaseUrl}/_sandbox/messenger/login-codes`,
+    )
+  }
 
   let closing = false
   const shutdown = (signal: string): void => {

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify'
-import type { RateLimitConfig } from '../config.js'
 import { errorResponses, jsonResponse, EMPTY_OBJECT } from '../http/schemas.js'
 import type { MessengerClient } from '../messenger/client.js'
 import type { Sessions } from './service.js'
@@ -7,19 +6,18 @@ import type { Sessions } from './service.js'
 export interface SessionRoutesOptions {
   sessions: Sessions
   messenger: MessengerClient
-  rateLimit: RateLimitConfig
 }
 
 const requiredString = { type: 'string', minLength: 1 } as const
 
 export function sessionRoutes(
   app: FastifyInstance,
-  { sessions, messenger, rateLimit }: SessionRoutesOptions,
+  { sessions, messenger }: SessionRoutesOptions,
 ): void {
   app.post<{ Body: { appId: string; appSecret: string; code: string } }>(
     '/register/messenger',
     {
-      config: { rateLimit: { max: rateLimit.sensitiveMax, timeWindow: rateLimit.windowMs } },
+      onRequest: app.limitSensitive,
       schema: {
         summary: 'Tier 1: register with a messenger login code',
         tags: ['registration'],

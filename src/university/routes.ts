@@ -1,6 +1,5 @@
 import cookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { RateLimitConfig } from '../config.js'
 import { AppError } from '../errors.js'
 import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
@@ -8,7 +7,6 @@ import type { University } from './service.js'
 
 export interface UniversityRoutesOptions {
   university: University
-  rateLimit: RateLimitConfig
   publicBaseUrl: string
 }
 
@@ -32,10 +30,9 @@ function single(value: unknown): string | undefined {
 
 export async function universityRoutes(
   app: FastifyInstance,
-  { university, rateLimit, publicBaseUrl }: UniversityRoutesOptions,
+  { university, publicBaseUrl }: UniversityRoutesOptions,
 ): Promise<void> {
   await app.register(cookie)
-  const sensitive = { rateLimit: { max: rateLimit.sensitiveMax, timeWindow: rateLimit.windowMs } }
   // SPEC: Secure and the __Host- prefix when served over https. Browsers accept __Host- cookies
   // only with Path=/, so the prefixed cookie is scoped to the whole host.
   const secure = publicBaseUrl.startsWith('https:')
@@ -45,8 +42,7 @@ export async function universityRoutes(
   app.post<{ Body: { email: string } }>(
     '/register/university',
     {
-      onRequest: app.requireTier('messenger-registered'),
-      config: sensitive,
+      onRequest: [app.limitSensitive, app.requireTier('messenger-registered')],
       schema: {
         summary: 'Tier 2, step 1: email a confirmation link',
         tags: ['registration'],
@@ -79,7 +75,7 @@ export async function universityRoutes(
   app.get<{ Querystring: { universityRegistrationCode: string } }>(
     '/authorize/university',
     {
-      config: sensitive,
+      onRequest: app.limitSensitive,
       schema: {
         summary: 'Tier 2, step 2: the emailed link; redirects to the identity provider',
         tags: ['registration'],
@@ -121,7 +117,7 @@ export async function universityRoutes(
   app.get<{ Querystring: Record<string, unknown> }>(
     '/authorize/university/callback',
     {
-      config: sensitive,
+      onRequest: app.limitSensitive,
       schema: {
         summary: 'Tier 2, step 3: called by the identity provider only; always 200',
         tags: ['registration'],

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { ERRORS } from '../../src/errors.js'
+import { SANDBOX_APP } from '../../src/sandbox/routes.js'
+import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
+import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+
+/**
+ * Every row of the error table is produced by a real request here, and documented in the OpenAPI
+ * document: a code that is never produced, or produced but undocumented, fails this file.
+ */
+describe('the error vocabulary', () => {
+  let stack: Stack
+  const produced = new Map<string, number>()
+
+  before(async () => {
+    stack = await startStack(
+      { MESSENGER_ALLOWED_APP_IDS: `${SANDBOX_APP.appId},wx-offline` },
+      // No campusgate route needs tier 2; the app's own routes behind the guard do.
+      {
+        extend: (app) =>
+          app.get('/forum', { onRequest: app.requireTier('university-registered') }, () => ({})),
+      },
+    )
+  })
+  after(() => stack.close())
+
+  async function expectError(
+    path: string,
+    init: Parameters<typeof call>[1],
+    status: number,
+    code: string,
+  ) {
+    const response = await call(`${stack.service.url}${path}`, init)
+    assert.equal(response.status, status, `${path}: ${response.text}`)
+    assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
+    assert.deepEqual(response.body, { error: code })
+    produced.set(code, status)
+    return response
+  }
+
+  it('produces every 4xx code of the seed and of SPEC.md', async () => {
+    const { sessionKey } = await registerMessenger(stack)
+    const auth = { authorization: sessionKey }
+    await expectError(
+      '/register/messenger',
+      { method: 'POST', json: {} },
+      400,
+      '@bad-request/missing-required-keys',
+    )
+    await expectError(
+      '/register/university',
+      { method: 'POST', headers: auth, json: { email: 'nope' } },
+      400,
+      '@bad-request/invalid-email',
+    )
+    await expectError(
+      '/authorize/university',
+      {},
+      400,
+      '@bad-request/missing-required-query-parameters',
+    )
+    await expectError(
+      '/register/messenger',
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' },
+      400,
+      '@bad-request/malformed-json',
+    )
+    await expectError(
+      '/register/messenger',
+      { method: 'POST', json: { ...SANDBOX_APP, code: 'unknown' } },
+      401,
+      '@unauthorized/failed-messenger-authentication',
+    )
+    await expectError(
+      '/authorize/university?universityRegistrationCode=unknown',
+      {},
+      401,
+      '@unauthorized/invalid-university-registration-code',
+    )
+    await expectError(
+      '/logout',
+      { method: 'POST', headers: { authorization: 'x' } },
+      401,
+      '@unauthorized/invalid-session-key',
+    )
+    await expectError('/logout', { method: 'POST' }, 403, '@forbidden/missing-authorization-header')
+    await expectError('/nowhere', {}, 404, '@not-found/unknown-endpoint')
+    await expectError(
+      '/session',
+      { headers: { ...auth, accept: 'application/vnd.service.v2+json' } },
+      406,
+      '@not-acceptable/unsupported-api-version',
+    )
+    await expectError(
+      '/register/messenger',
+      { method: 'POST', json: { pad: 'x'.repeat(20_000) } },
+      413,
+      '@payload-too-large/body-too-large',
+    )
+    await expectError(
+      '/register/messenger',
+      { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' },
+      415,
+      '@unsupported-media-type/json-required',
+    )
+  })
+
+  it('produces 403 insufficient-registration-tier from the tier guard', async () => {
+    const { sessionKey } = await registerMessenger(stack)
+    await expectError(
+      '/forum',
+      { headers: { authorization: sessionKey } },
+      403,
+      '@forbidden/insufficient-registration-tier',
+    )
+  })
+
+  it('produces 429 with Retry-After once a client exceeds the rate limit', async () => {
+    const limited = await startService(
+      {},
+      { tweak: (config) => ({ ...config, rateLimit: { ...config.rateLimit, sensitiveMax: 3 } }) },
+    )
+    try {
+      const statuses = []
+      let response
+      for (let i = 0; i < 4; i += 1) {
+        response = await call(
+          `${limited.url}/authorize/university?universityRegistrationCode=x${i}`,
+        )
+        statuses.push(response.status)
+      }
+      assert.deepEqual(statuses, [401, 401, 401, 429])
+      assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
+      assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/)
+      assert.deepEqual(response.body, { error: '@too-many-requests/rate-limit-exceeded' })
+      produced.set('@too-many-requests/rate-limit-exceeded', 429)
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('produces 502 when the messenger platform cannot be reached', async () => {
+    await stack.providers.close()
+    await expectError(
+      '/register/messenger',
+      { method: 'POST', json: { appId: 'wx-offline', appSecret: 's', code: 'c' } },
+      502,
+      '@bad-gateway/messenger-platform-unavailable',
+    )
+  })
+
+  it('produces 500 unexpected-error with no detail when the database fails', async () => {
+    const { sessionKey } = await registerMessenger(stack).catch(() => ({ sessionKey: 'unused' }))
+    await stack.service.db.kysely.schema.dropTable('sessions').execute()
+    const response = await expectError(
+      '/session',
+      { headers: { authorization: sessionKey } },
+      500,
+      '@internal-server-error/unexpected-error',
+    )
+    assert.ok(!response.text.includes('sessions'), 'no SQL detail leaks')
+    assert.match(stack.service.logs(), /no such table: sessions/)
+  })
+
+  it('has produced every code of the table, and the OpenAPI document lists them all', async () => {
+    const documented = JSON.stringify((await call(`${stack.service.url}/openapi.json`)).body ?? {})
+    for (const { status, code } of Object.values(ERRORS)) {
+      assert.equal(produced.get(code), status, `${code} was not produced`)
+      assert.ok(documented.includes(code), `${code} is missing from openapi.json`)
+    }
+  })
+})

@@ -1,0 +1,243 @@
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { SANDBOX_APP } from '../../src/sandbox/routes.js'
+import { call, freePort, MEDIA_TYPE, startService } from '../helpers/service.js'
+import {
+  mintLoginCode,
+  registerMessenger,
+  registerUniversity,
+  sessionOf,
+  startStack,
+  type Stack,
+} from '../helpers/stack.js'
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex')
+
+describe('POST /register/messenger', () => {
+  let stack: Stack
+  let url: string
+  before(async () => {
+    stack = await startStack()
+    url = `${stack.service.url}/register/messenger`
+  })
+  after(() => stack.close())
+
+  async function register(body: unknown, headers: Record<string, string> = {}) {
+    return call(url, { method: 'POST', headers, json: body })
+  }
+
+  it('returns a 256-bit base64url session key and its expiry', async () => {
+    const { code } = await mintLoginCode(stack)
+    const response = await register({ ...SANDBOX_APP, code })
+    assert.equal(response.status, 200)
+    assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
+    assert.deepEqual(Object.keys(response.body).sort(), ['expiresAt', 'sessionKey'])
+    assert.match(response.body.sessionKey, /^[A-Za-z0-9_-]{43}$/)
+    const expected = stack.service.clock.now().getTime() + 30 * 86_400_000
+    assert.equal(Date.parse(response.body.expiresAt), expected)
+  })
+
+  it('stores the session key and the messenger session key only as SHA-256', async () => {
+    const { sessionKey, openId } = await registerMessenger(stack)
+    const db = stack.service.db.kysely
+    const user = await db
+      .selectFrom('users')
+      .selectAll()
+      .where('open_id', '=', openId)
+      .executeTakeFirstOrThrow()
+    const session = await db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(session.key_hash, sha256(sessionKey))
+    assert.match(user.messenger_session_key_hash!, /^[0-9a-f]{64}$/)
+    const dump = JSON.stringify(await db.selectFrom('sessions').selectAll().execute())
+    assert.ok(!dump.includes(sessionKey))
+  })
+
+  for (const [name, body] of [
+    ['appId is missing', { appSecret: SANDBOX_APP.appSecret, code: 'c' }],
+    ['appSecret is missing', { appId: SANDBOX_APP.appId, code: 'c' }],
+    ['code is missing', { ...SANDBOX_APP }],
+    ['code is null', { ...SANDBOX_APP, code: null }],
+    ['code is a number', { ...SANDBOX_APP, code: 12345 }],
+    ['code is empty', { ...SANDBOX_APP, code: '' }],
+    ['the body is an array', [SANDBOX_APP]],
+  ] as const) {
+    it(`answers 400 missing-required-keys when ${name}`, async () => {
+      const response = await register(body)
+      assert.equal(response.status, 400)
+      assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
+      assert.deepEqual(response.body, { error: '@bad-request/missing-required-keys' })
+    })
+  }
+
+  it('answers 400 missing-required-keys when there is no body at all', async () => {
+    const response = await call(url, { method: 'POST' })
+    assert.equal(response.status, 400)
+    assert.deepEqual(response.body, { error: '@bad-request/missing-required-keys' })
+  })
+
+  it('answers 400 malformed-json for broken JSON', async () => {
+    const response = await call(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"appId": "x",',
+    })
+    assert.equal(response.status, 400)
+    assert.deepEqual(response.body, { error: '@bad-request/malformed-json' })
+  })
+
+  it('answers 415 json-required for a form body', async () => {
+    const response = await call(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'appId=x&appSecret=y&code=z',
+    })
+    assert.equal(response.status, 415)
+    assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
+    assert.deepEqual(response.body, { error: '@unsupported-media-type/json-required' })
+  })
+
+  it('accepts the versioned media type as the request content type', async () => {
+    const { code } = await mintLoginCode(stack)
+    const response = await call(url, {
+      method: 'POST',
+      headers: { 'content-type': MEDIA_TYPE },
+      body: JSON.stringify({ ...SANDBOX_APP, code }),
+    })
+    assert.equal(response.status, 200)
+  })
+
+  it('answers 413 body-too-large over 16 KiB', async () => {
+    const response = await register({ ...SANDBOX_APP, code: 'x'.repeat(17 * 1024) })
+    assert.equal(response.status, 413)
+    assert.deepEqual(response.body, { error: '@payload-too-large/body-too-large' })
+  })
+
+  for (const [name, change] of [
+    ['the app secret is wrong', { appSecret: 'wrong-secret' }],
+    ['the app id is unknown', { appId: 'wx-unknown' }],
+    ['the login code is unknown', { code: 'no-such-code' }],
+    ['a credential is absurdly long', { code: 'x'.repeat(2000) }],
+  ] as const) {
+    it(`answers 401 failed-messenger-authentication when ${name}`, async () => {
+      const { code } = await mintLoginCode(stack)
+      const response = await register({ ...SANDBOX_APP, code, ...change })
+      assert.equal(response.status, 401)
+      assert.deepEqual(response.body, { error: '@unauthorized/failed-messenger-authentication' })
+    })
+  }
+
+  it('answers 401 when a login code is used twice (codes are single-use)', async () => {
+    const { code } = await mintLoginCode(stack)
+    assert.equal((await register({ ...SANDBOX_APP, code })).status, 200)
+    const again = await register({ ...SANDBOX_APP, code })
+    assert.equal(again.status, 401)
+    assert.deepEqual(again.body, { error: '@unauthorized/failed-messenger-authentication' })
+  })
+
+  it('rotates the key on re-registration: the old key dies, the university link survives', async () => {
+    const first = await registerUniversity(stack)
+    const second = await registerMessenger(stack, first.openId)
+    assert.notEqual(second.sessionKey, first.sessionKey)
+    const old = await sessionOf(stack, first.sessionKey)
+    assert.equal(old.status, 401)
+    assert.deepEqual(old.body, { error: '@unauthorized/invalid-session-key' })
+    const current = await sessionOf(stack, second.sessionKey)
+    assert.equal(current.body.tier, 'university-registered')
+    const sessions = await stack.service.db.kysely
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .select('sessions.id')
+      .where('users.open_id', '=', first.openId)
+      .execute()
+    assert.equal(sessions.length, 1)
+  })
+
+  it('never logs the app secret, the login code or the session key', async () => {
+    const { code } = await mintLoginCode(stack)
+    const response = await register({ ...SANDBOX_APP, code })
+    const logs = stack.service.logs()
+    assert.ok(!logs.includes(SANDBOX_APP.appSecret))
+    assert.ok(!logs.includes(code))
+    assert.ok(!logs.includes(response.body.sessionKey))
+  })
+})
+
+describe('POST /register/messenger when the messenger platform misbehaves', () => {
+  let upstream: Server
+  let upstreamStatus = 500
+  let upstreamBody = ''
+  let upstreamUrl: string
+
+  before(async () => {
+    upstream = createServer((_req, res) => {
+      res.writeHead(upstreamStatus, { 'content-type': 'text/plain' })
+      res.end(upstreamBody)
+    })
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+    upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+  })
+  after(() => new Promise<void>((resolve) => upstream.close(() => resolve())))
+
+  async function registerAgainst(base: string, env: Record<string, string> = {}) {
+    const service = await startService({ MESSENGER_API_BASE_URL: base, ...env })
+    try {
+      return await call(`${service.url}/register/messenger`, {
+        method: 'POST',
+        json: { appId: 'wx-app', appSecret: 'app-secret-value', code: 'login-code-value' },
+      })
+    } finally {
+      await service.close()
+    }
+  }
+
+  it('answers 502 when the platform answers 5xx', async () => {
+    upstreamStatus = 503
+    upstreamBody = 'down'
+    const response = await registerAgainst(upstreamUrl)
+    assert.equal(response.status, 502)
+    assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
+    assert.deepEqual(response.body, { error: '@bad-gateway/messenger-platform-unavailable' })
+  })
+
+  it('answers 502 when the platform is unreachable', async () => {
+    const response = await registerAgainst(`http://127.0.0.1:${await freePort()}`)
+    assert.equal(response.status, 502)
+    assert.deepEqual(response.body, { error: '@bad-gateway/messenger-platform-unavailable' })
+  })
+
+  it('answers 502 when the platform says it is busy (errcode -1)', async () => {
+    upstreamStatus = 200
+    upstreamBody = JSON.stringify({ errcode: -1, errmsg: 'system error' })
+    const response = await registerAgainst(upstreamUrl)
+    assert.equal(response.status, 502)
+  })
+
+  it('answers 401 for an errcode refusal and 502 for a body that is not JSON', async () => {
+    upstreamStatus = 200
+    upstreamBody = JSON.stringify({ errcode: 40029, errmsg: 'invalid code' })
+    assert.equal((await registerAgainst(upstreamUrl)).status, 401)
+    upstreamBody = '<html>proxy error</html>'
+    assert.equal((await registerAgainst(upstreamUrl)).status, 502)
+  })
+
+  it('refuses app ids outside MESSENGER_ALLOWED_APP_IDS without asking the platform', async () => {
+    upstreamStatus = 200
+    upstreamBody = JSON.stringify({ openid: 'o1', session_key: 'k1' })
+    const refused = await registerAgainst(upstreamUrl, {
+      MESSENGER_ALLOWED_APP_IDS: 'wx-other,wx-more',
+    })
+    assert.equal(refused.status, 401)
+    assert.deepEqual(refused.body, { error: '@unauthorized/failed-messenger-authentication' })
+    const allowed = await registerAgainst(upstreamUrl, {
+      MESSENGER_ALLOWED_APP_IDS: 'wx-other, wx-app',
+    })
+    assert.equal(allowed.status, 200)
+  })
+})
