@@ -1,37 +1,74 @@
-// Runs the test suite: unit tests once, HTTP tests against SQLite and (unless --sqlite) PostgreSQL.
-// The PostgreSQL run uses TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
+// The test suite: unit tests once, the HTTP suite on SQLite and on PostgreSQL, and the
+// multi-instance tests on PostgreSQL + Redis. `--sqlite` runs only unit and SQLite passes.
+// File name fragments as arguments narrow every pass to matching files.
+// PostgreSQL comes from TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test),
+// Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9).
 import { spawnSync } from 'node:child_process'
-import { readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
+const args = process.argv.slice(2)
+const sqliteOnly = args.includes('--sqlite')
+const only = args.filter((arg) => !arg.startsWith('--'))
+const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/9'
+
 function testFiles(dir) {
+  if (!existsSync(dir)) return []
   return readdirSync(dir)
     .flatMap((name) => {
       const path = join(dir, name)
-      return statSync(path).isDirectory()
-        ? testFiles(path)
-        : path.endsWith('.test.ts')
-          ? [path]
-          : []
+      if (statSync(path).isDirectory()) return testFiles(path)
+      return path.endsWith('.test.ts') ? [path] : []
     })
+    .filter((file) => only.length === 0 || only.some((fragment) => file.includes(fragment)))
     .sort()
 }
 
-const files = testFiles('test')
-const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
-const selected = only.length > 0 ? files.filter((f) => only.some((o) => f.includes(o))) : files
-
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...selected],
-  {
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      CAMPUSGATE_TEST_DIALECTS: process.argv.includes('--sqlite')
-        ? 'sqlite'
-        : (process.env.CAMPUSGATE_TEST_DIALECTS ?? 'sqlite'),
+const passes = [
+  { name: 'unit', files: testFiles('test/unit'), env: {} },
+  { name: 'HTTP on SQLite', files: testFiles('test/http'), env: { DATABASE_URL: '' } },
+]
+if (!sqliteOnly) {
+  passes.push(
+    {
+      name: 'HTTP on PostgreSQL',
+      files: testFiles('test/http'),
+      env: { DATABASE_URL: postgresUrl },
     },
-  },
-)
-process.exit(result.status ?? 1)
+    {
+      name: 'several instances on PostgreSQL + Redis',
+      files: testFiles('test/scale'),
+      env: { DATABASE_URL: postgresUrl, REDIS_URL: redisUrl },
+    },
+  )
+}
+
+/** Runs one pass, echoing its output, and reads the counts from the spec reporter's summary. */
+function run(pass) {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-reporter=spec', ...pass.files],
+    { env: { ...process.env, ...pass.env }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+  )
+  process.stdout.write(result.stdout)
+  process.stderr.write(result.stderr)
+  const count = (label) =>
+    Number(new RegExp(`^ℹ ${label} (\\d+)$`, 'm').exec(result.stdout)?.[1] ?? 0)
+  const passed = count('pass')
+  // A crashed run (no summary, non-zero exit) counts as one failure.
+  const failed = count('fail') || (result.status === 0 ? 0 : 1)
+  return { passed, failed }
+}
+
+let passed = 0
+let failed = 0
+for (const pass of passes) {
+  if (pass.files.length === 0) continue
+  console.log(`\n=== ${pass.name} (${pass.files.length} files)\n`)
+  const counts = run(pass)
+  passed += counts.passed
+  failed += counts.failed
+}
+console.log(`\n${passed} passed, ${failed} failed`)
+process.exit(failed === 0 ? 0 : 1)

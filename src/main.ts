@@ -18,7 +18,7 @@ function configOrExit(): Config {
 
 async function migrateOnly(config: Config): Promise<void> {
   const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
-  const applied = await migrateToLatest(db.kysely)
+  const applied = await migrateToLatest(db)
   process.stdout.write(
     applied.length === 0 ? 'schema is up to date\n' : `applied ${applied.join(', ')}\n`,
   )
@@ -27,7 +27,7 @@ async function migrateOnly(config: Config): Promise<void> {
 
 async function serve(config: Config): Promise<void> {
   const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
-  await migrateToLatest(db.kysely)
+  await migrateToLatest(db)
   const { app } = await buildApp({ config, db, clock: systemClock })
   await app.listen({ port: config.port, host: config.host })
   if (config.sandbox.messenger || config.sandbox.university) {

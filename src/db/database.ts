@@ -10,6 +10,14 @@ export type Dialect = 'sqlite' | 'postgres'
 export interface Db {
   readonly kysely: Kysely<Database>
   readonly dialect: Dialect
+  /** PostgreSQL schema named by `?options=-c search_path=…`, where the migration tables live too. */
+  readonly schema: string | null
+}
+
+function searchPathOf(url: string): string | null {
+  const options = new URL(url).searchParams.get('options') ?? ''
+  const match = /(?:^|\s)-c\s*search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)
+  return match?.[1] ?? null
 }
 
 // int8 columns hold epoch milliseconds, well inside Number's exact range.
@@ -32,11 +40,13 @@ export function createDb(url: string, options: { poolSize?: number } = {}): Db {
     return {
       kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
       dialect: 'sqlite',
+      schema: null,
     }
   }
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
   return {
     kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
     dialect: 'postgres',
+    schema: searchPathOf(url),
   }
 }

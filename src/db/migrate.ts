@@ -1,4 +1,5 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { Migrator, type Migration, type MigrationProvider } from 'kysely'
+import type { Db } from './database.js'
 import * as m0001 from './migrations/0001_initial.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
@@ -10,8 +11,12 @@ const MIGRATIONS: Record<string, Migration> = {
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }
 
 /** Brings the schema to the latest version; safe to run from several instances at once. */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider })
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider,
+    ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
+  })
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined)
     throw error instanceof Error ? error : new Error('migration failed', { cause: error })

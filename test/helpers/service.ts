@@ -1,14 +1,12 @@
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type Campusgate } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { freshDatabase } from './database.js'
 import { TestClock } from './clock.js'
 
 export const MEDIA_TYPE = 'application/vnd.service.v1+json'
@@ -38,18 +36,18 @@ export async function startService(
   env: Record<string, string> = {},
   options: ServiceOptions = {},
 ): Promise<RunningService> {
-  const dir = mkdtempSync(join(tmpdir(), 'campusgate-test-'))
+  const database = await freshDatabase()
   // The links the service mails name its own address, so the port is chosen before start.
   const port = env.PORT ?? String(await freePort())
   const loaded = loadConfig({
     PORT: port,
     LOG_LEVEL: 'info',
-    DATABASE_URL: `sqlite:${join(dir, 'test.db')}`,
+    DATABASE_URL: database.url,
     ...env,
   })
   const config = options.tweak ? options.tweak(loaded) : loaded
-  const db = createDb(config.databaseUrl)
-  await migrateToLatest(db.kysely)
+  const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
+  await migrateToLatest(db)
   const clock = new TestClock()
   const logStream = new PassThrough()
   let logText = ''
@@ -67,7 +65,7 @@ export async function startService(
     async close() {
       await service.app.close()
       await db.kysely.destroy()
-      rmSync(dir, { recursive: true, force: true })
+      await database.drop()
     },
   }
 }

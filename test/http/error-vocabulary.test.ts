@@ -122,14 +122,12 @@ describe('the error vocabulary', () => {
       { tweak: (config) => ({ ...config, rateLimit: { ...config.rateLimit, sensitiveMax: 3 } }) },
     )
     try {
+      const open = (i: number) =>
+        call(`${limited.url}/authorize/university?universityRegistrationCode=x${i}`)
       const statuses = []
-      let response
-      for (let i = 0; i < 4; i += 1) {
-        response = await call(
-          `${limited.url}/authorize/university?universityRegistrationCode=x${i}`,
-        )
-        statuses.push(response.status)
-      }
+      for (let i = 0; i < 3; i += 1) statuses.push((await open(i)).status)
+      const response = await open(3)
+      statuses.push(response.status)
       assert.deepEqual(statuses, [401, 401, 401, 429])
       assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
       assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/)
@@ -160,7 +158,7 @@ describe('the error vocabulary', () => {
       '@internal-server-error/unexpected-error',
     )
     assert.ok(!response.text.includes('sessions'), 'no SQL detail leaks')
-    assert.match(stack.service.logs(), /no such table: sessions/)
+    assert.match(stack.service.logs(), /no such table: sessions|relation \\"sessions\\" does not exist/)
   })
 
   it('has produced every code of the table, and the OpenAPI document lists them all', async () => {

@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+
+/** Which database the HTTP suite runs on: PostgreSQL when DATABASE_URL says so, else SQLite. */
+export const TEST_DIALECT: 'sqlite' | 'postgres' = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '')
+  ? 'postgres'
+  : 'sqlite'
+
+export interface TestDatabase {
+  url: string
+  drop(): Promise<void>
+}
+
+/**
+ * A database nobody else uses: a fresh SQLite file, or a fresh schema on the PostgreSQL server
+ * of DATABASE_URL (selected through the connection's search_path).
+ */
+export async function freshDatabase(): Promise<TestDatabase> {
+  if (TEST_DIALECT === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'campusgate-test-'))
+    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+  }
+  const server = process.env.DATABASE_URL!
+  const schema = `cg_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`
+  const admin = new pg.Client({ connectionString: server })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  await admin.end()
+  const url = new URL(server)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: server })
+      await client.connect()
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+      await client.end()
+    },
+  }
+}
