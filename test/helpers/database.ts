@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import pg from 'pg'
 
 /** Which database the HTTP suite runs on: PostgreSQL when DATABASE_URL says so, else SQLite. */
-export const TEST_DIALECT: 'sqlite' | 'postgres' = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '')
+export const TEST_DIALECT: 'sqlite' | 'postgres' = /^postgres(ql)?:\/\//.test(
+  process.env.DATABASE_URL ?? '',
+)
   ? 'postgres'
   : 'sqlite'
 
@@ -20,7 +22,10 @@ export interface TestDatabase {
 export async function freshDatabase(): Promise<TestDatabase> {
   if (TEST_DIALECT === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'campusgate-test-'))
-    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+    return {
+      url: `sqlite:${join(dir, 'test.db')}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    }
   }
   const server = process.env.DATABASE_URL!
   const schema = `cg_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`

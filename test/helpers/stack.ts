@@ -181,3 +181,56 @@ export async function registerUniversity(
 export async function sessionOf(stack: Stack, sessionKey: string) {
   return call(`${stack.service.url}/session`, { headers: { authorization: sessionKey } })
 }
+
+/** The registration code carried by a confirmation link. */
+export function codeOf(link: string): string {
+  return new URL(link).searchParams.get('universityRegistrationCode') ?? ''
+}
+
+/** A Set-Cookie header split into name, value and attributes (attribute names lower-cased). */
+export function parseSetCookie(header: string): {
+  name: string
+  value: string
+  attributes: Record<string, string | true>
+} {
+  const [pair = '', ...rest] = header.split(';').map((part) => part.trim())
+  const eq = pair.indexOf('=')
+  const attributes: Record<string, string | true> = {}
+  for (const part of rest) {
+    const at = part.indexOf('=')
+    if (at === -1) attributes[part.toLowerCase()] = true
+    else attributes[part.slice(0, at).toLowerCase()] = part.slice(at + 1)
+  }
+  return { name: pair.slice(0, eq), value: pair.slice(eq + 1), attributes }
+}
+
+/** The statuses of a user's university attempts, oldest first. */
+export async function attemptStatusesOf(stack: Stack, openId: string): Promise<string[]> {
+  const rows = await stack.service.db.kysely
+    .selectFrom('university_attempts')
+    .innerJoin('users', 'users.id', 'university_attempts.user_id')
+    .select('university_attempts.status')
+    .where('users.open_id', '=', openId)
+    .orderBy('university_attempts.created_at')
+    .execute()
+  return rows.map((row) => row.status)
+}
+
+/** The user's row, by messenger openId. */
+export async function userRowOf(stack: Stack, openId: string) {
+  return stack.service.db.kysely
+    .selectFrom('users')
+    .selectAll()
+    .where('open_id', '=', openId)
+    .executeTakeFirstOrThrow()
+}
+
+/** The callback URL the provider produced, with some of its query parameters replaced or removed. */
+export function withParams(callbackUrl: string, changes: Record<string, string | null>): string {
+  const url = new URL(callbackUrl)
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === null) url.searchParams.delete(name)
+    else url.searchParams.set(name, value)
+  }
+  return url.toString()
+}

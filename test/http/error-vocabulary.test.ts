@@ -158,7 +158,10 @@ describe('the error vocabulary', () => {
       '@internal-server-error/unexpected-error',
     )
     assert.ok(!response.text.includes('sessions'), 'no SQL detail leaks')
-    assert.match(stack.service.logs(), /no such table: sessions|relation \\"sessions\\" does not exist/)
+    assert.match(
+      stack.service.logs(),
+      /no such table: sessions|relation \\"sessions\\" does not exist/,
+    )
   })
 
   it('has produced every code of the table, and the OpenAPI document lists them all', async () => {
