@@ -66,12 +66,20 @@ export interface MailOutboxTable {
   last_error: string | null
 }
 
+export interface JobLeaseTable {
+  name: string
+  /** The instance that holds the lease. */
+  holder: string
+  expires_at: number
+}
+
 export interface Database {
   users: UserTable
   sessions: SessionTable
   registration_codes: RegistrationCodeTable
   university_attempts: UniversityAttemptTable
   mail_outbox: MailOutboxTable
+  job_leases: JobLeaseTable
 }
 
 export type UserRow = Selectable<UserTable>

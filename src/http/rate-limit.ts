@@ -29,6 +29,8 @@ export const rateLimits = fp(
       max: limits.globalMax,
       timeWindow: limits.windowMs,
       ...(redis === null ? {} : { redis, nameSpace: 'campusgate:rate-limit:' }),
+      // With Redis briefly unreachable, serve unlimited rather than fail every request.
+      skipOnError: true,
       errorResponseBuilder: (_request, context) =>
         new AppError('rateLimitExceeded', {
           retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),

@@ -1,7 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
+import { tryAcquireLease } from '../db/leases.js'
 import type { Database } from '../db/schema.js'
+import { newId } from '../sessions/keys.js'
 import type { Sessions } from '../sessions/service.js'
 import { pruneUniversity } from '../university/store.js'
 
@@ -12,7 +14,8 @@ export interface PruneCounts {
 }
 
 export interface Pruner {
-  runOnce(): Promise<PruneCounts>
+  /** One pruning round, if this instance holds the pruning lease; `null` when another does. */
+  runOnce(): Promise<PruneCounts | null>
   start(): void
   stop(): Promise<void>
 }
@@ -38,9 +41,17 @@ export function createPruner(options: PrunerOptions): Pruner {
   const intervalMs = options.intervalMs ?? 60_000
   const mailRetentionMs = options.mailRetentionMs ?? 7 * 86_400_000
   let timer: NodeJS.Timeout | null = null
-  let running: Promise<PruneCounts> | null = null
+  let running: Promise<PruneCounts | null> | null = null
+  // Several instances share the database; the lease makes one of them prune per round.
+  const holder = newId()
 
-  async function prune(): Promise<PruneCounts> {
+  async function prune(): Promise<PruneCounts | null> {
+    const leased = await tryAcquireLease(
+      db,
+      { name: 'pruner', holder, ttlMs: intervalMs },
+      clock.now().getTime(),
+    )
+    if (!leased) return null
     let ended = 0
     for (;;) {
       const batch = await sessions.endExpired(BATCH)
@@ -60,7 +71,7 @@ export function createPruner(options: PrunerOptions): Pruner {
     return counts
   }
 
-  function runOnce(): Promise<PruneCounts> {
+  function runOnce(): Promise<PruneCounts | null> {
     running ??= prune().finally(() => (running = null))
     return running
   }
