@@ -46,7 +46,7 @@ describe('concurrency', () => {
     const sessions = await db()
       .selectFrom('sessions')
       .select('id')
-      .where('user_id', '=', users[0]!.id)
+      .where('user_id', '=', users[0].id)
       .execute()
     assert.equal(sessions.length, 1)
     const valid = await Promise.all(
