@@ -140,6 +140,14 @@ function trustProxy(env: Env): boolean | number | string[] {
   return ipList(env, 'TRUST_PROXY')
 }
 
+function redisUrl(env: Env): string | null {
+  const raw = read(env, 'REDIS_URL')
+  if (raw === undefined) return null
+  return /^rediss?:\/\/.+/.test(raw)
+    ? raw
+    : fail('REDIS_URL', 'must be redis://host:port or rediss://…')
+}
+
 function databaseUrl(env: Env): string {
   const raw = read(env, 'DATABASE_URL') ?? 'sqlite:./data/campusgate.db'
   if (/^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw
@@ -218,7 +226,7 @@ export function loadConfig(env: Env): Config {
     publicBaseUrl,
     databaseUrl: databaseUrl(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
-    redisUrl: read(env, 'REDIS_URL') ?? null,
+    redisUrl: redisUrl(env),
     smtpUrl,
     outboxDir: './data/outbox',
     mailFrom: read(env, 'MAIL_FROM') ?? 'campusgate <no-reply@campusgate.invalid>',

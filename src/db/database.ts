@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
@@ -30,8 +30,12 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
 export function createDb(url: string, options: { poolSize?: number } = {}): Db {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    const inMemory = path === ':memory:'
+    // The file holds queued mail with live links: readable by the service's user only.
+    if (!inMemory) mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    const created = !inMemory && !existsSync(path)
     const sqlite = new SQLite(path)
+    if (created) chmodSync(path, 0o600)
     // WAL lets readers proceed during a write; busy_timeout waits out a writer instead of failing.
     sqlite.pragma('journal_mode = WAL')
     sqlite.pragma('busy_timeout = 5000')

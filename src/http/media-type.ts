@@ -35,6 +35,29 @@ export function acceptsV1(accept: string | undefined): boolean {
   return !namesOtherVersion
 }
 
+/**
+ * Replaces Fastify's body parsers with one for `application/json` and every structured-syntax
+ * `+json` type (ours included). An empty body is no body; anything else is 415 via the handler.
+ */
+export function acceptJsonBodiesOnly(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser(
+    /^application\/([a-z0-9.+-]+\+)?json$/i,
+    { parseAs: 'string' },
+    (_request, body: string, done) => {
+      if (body.trim() === '') return done(null, undefined)
+      try {
+        done(
+          null,
+          secureJson.parse(body, undefined, { protoAction: 'remove', constructorAction: 'remove' }),
+        )
+      } catch (cause) {
+        done(new AppError('malformedJson', { cause }), undefined)
+      }
+    },
+  )
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set to false on routes that speak another protocol (the sandbox's WeChat imitation). */
@@ -52,26 +75,7 @@ function wantsVersionedMediaType(request: FastifyRequest): boolean {
  */
 export const mediaType = fp(
   function mediaTypePlugin(app: FastifyInstance) {
-    app.removeAllContentTypeParsers()
-    // application/json and every structured-syntax `+json` type, our versioned one included.
-    app.addContentTypeParser(
-      /^application\/([a-z0-9.+-]+\+)?json$/i,
-      { parseAs: 'string' },
-      (_request, body: string, done) => {
-        if (body.trim() === '') return done(null, undefined)
-        try {
-          done(
-            null,
-            secureJson.parse(body, undefined, {
-              protoAction: 'remove',
-              constructorAction: 'remove',
-            }),
-          )
-        } catch (cause) {
-          done(new AppError('malformedJson', { cause }), undefined)
-        }
-      },
-    )
+    acceptJsonBodiesOnly(app)
 
     app.addHook('onRequest', async (request) => {
       if (wantsVersionedMediaType(request) && !acceptsV1(request.headers.accept)) {

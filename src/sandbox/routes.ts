@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import secureJson from 'secure-json-parse'
 import type { Clock } from '../clock.js'
+import { acceptJsonBodiesOnly } from '../http/media-type.js'
 import { createSandboxMessenger, messengerRoutes, SANDBOX_APP } from './messenger.js'
 import { escapeHtml, page, sendPage, universityRoutes } from './university.js'
 
@@ -102,19 +102,7 @@ export function sandboxRoutes(app: FastifyInstance, options: SandboxOptions): vo
 export async function createSandboxServer(options: SandboxOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 16 * 1024 })
   // As in the main app: JSON only (an empty body is no body), plus the sandbox's own form parser.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser(
-    /^application\/([a-z0-9.+-]+\+)?json$/i,
-    { parseAs: 'string' },
-    (_request, body: string, done) => {
-      if (body.trim() === '') return done(null, undefined)
-      try {
-        done(null, secureJson.parse(body, undefined, { protoAction: 'remove' }))
-      } catch (cause) {
-        done(Object.assign(new Error('malformed JSON', { cause }), { statusCode: 400 }), undefined)
-      }
-    },
-  )
+  acceptJsonBodiesOnly(app)
   sandboxRoutes(app, options)
   await app.ready()
   return app
