@@ -89,10 +89,14 @@ export async function universityRoutes(
             description:
               'To the identity provider: `Location: {provider_authorize_url}?client_id=<client_id>&state=<openId>`, ' +
               'with no-cache headers and the attempt cookie.',
+            type: 'null',
             headers: {
               location: { type: 'string' },
               'set-cookie': { type: 'string' },
               'cache-control': { type: 'string' },
+              pragma: { type: 'string' },
+              expires: { type: 'string' },
+              'referrer-policy': { type: 'string' },
             },
           },
           ...errorResponses('missingRequiredQueryParameters', 'invalidUniversityRegistrationCode'),
