@@ -133,6 +133,8 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   }
 
   function tick(): void {
+    // A tick queued by kick() or start() may fire after stop(): it must not start a round then.
+    if (stopped) return
     runOnce().catch((error: unknown) => log.error({ err: error }, 'mail worker round failed'))
   }
 

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { call } from '../helpers/service.js'
+import { linkIn, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
+import { openLink, registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+
+/** The outbox row of the one mail sent to `recipient`. */
+async function outboxRowFor(stack: Stack, recipient: string) {
+  const rows = await stack.service.db.kysely
+    .selectFrom('mail_outbox')
+    .selectAll()
+    .where('recipient', '=', recipient)
+    .execute()
+  assert.equal(rows.length, 1)
+  return rows[0]
+}
+
+/** POST /register/university for a fresh user; the mail is only queued when SMTP is down. */
+async function askForMail(stack: Stack, email: string): Promise<void> {
+  const user = await registerMessenger(stack)
+  const response = await call(`${stack.service.url}/register/university`, {
+    method: 'POST',
+    headers: { authorization: user.sessionKey },
+    json: { email },
+  })
+  assert.equal(response.status, 200, response.text)
+  assert.deepEqual(response.body, {})
+}
+
+function mailsTo(sink: SmtpSink, email: string): number {
+  return sink.messages.filter((m) => JSON.stringify(m.to ?? null).includes(email)).length
+}
+
+describe('mail outbox: SMTP down at first', () => {
+  let stack: Stack
+  let revived: SmtpSink | null = null
+  before(async () => {
+    stack = await startStack()
+  })
+  after(async () => {
+    await stack.close()
+    await revived?.stop()
+  })
+
+  it('answers 200 while SMTP is down, retries after the backoff and delivers exactly once', async () => {
+    const { service } = stack
+    const port = stack.smtp.port
+    await stack.smtp.stop()
+
+    await askForMail(stack, 'late@example.edu')
+    // The first round (kicked by the request, or this one) finds SMTP down.
+    await service.mailWorker.runOnce()
+    const failed = await outboxRowFor(stack, 'late@example.edu')
+    assert.equal(failed.attempts, 1)
+    assert.equal(typeof failed.last_error, 'string')
+    assert.notEqual(failed.last_error, '')
+    assert.equal(failed.sent_at, null)
+    assert.equal(failed.abandoned_at, null)
+    assert.equal(typeof failed.text_body, 'string', 'the mail is kept until delivered')
+    assert.equal(failed.next_attempt_at, service.clock.now().getTime() + 2000)
+
+    revived = await startSmtpSink(port)
+    assert.equal(await service.mailWorker.runOnce(), 0, 'nothing is due before the backoff')
+    assert.equal(revived.messages.length, 0)
+    assert.equal((await outboxRowFor(stack, 'late@example.edu')).attempts, 1)
+
+    service.clock.advance(failed.next_attempt_at - service.clock.now().getTime())
+    await service.mailWorker.runOnce()
+    assert.equal(mailsTo(revived, 'late@example.edu'), 1)
+    await service.mailWorker.runOnce()
+    await service.mailWorker.runOnce()
+    assert.equal(revived.messages.length, 1, 'delivered exactly once')
+
+    const sent = await outboxRowFor(stack, 'late@example.edu')
+    assert.equal(sent.attempts, 2)
+    assert.equal(sent.last_error, null)
+    assert.notEqual(sent.sent_at, null)
+    assert.equal(sent.text_body, null)
+    assert.equal(sent.html_body, null)
+
+    // The late mail still works: its link was valid all along.
+    const opened = await openLink(linkIn(revived.messages[0]))
+    assert.equal(opened.status, 301)
+  })
+})
+
+describe('mail outbox: a mail whose link expires before delivery', () => {
+  let stack: Stack
+  let revived: SmtpSink | null = null
+  before(async () => {
+    stack = await startStack()
+  })
+  after(async () => {
+    await stack.close()
+    await revived?.stop()
+  })
+
+  it('is abandoned, never sent, and its bodies are wiped', async () => {
+    const { service } = stack
+    const port = stack.smtp.port
+    await stack.smtp.stop()
+    await askForMail(stack, 'expired@example.edu')
+    await service.mailWorker.runOnce()
+    const queued = await outboxRowFor(stack, 'expired@example.edu')
+    assert.equal(queued.attempts, 1)
+    assert.equal(queued.expires_at - queued.created_at, 30 * 60_000)
+
+    service.clock.advance(30 * 60_000)
+    revived = await startSmtpSink(port)
+    assert.equal(await service.mailWorker.runOnce(), 0)
+    await service.mailWorker.runOnce()
+    assert.equal(revived.messages.length, 0)
+
+    const row = await outboxRowFor(stack, 'expired@example.edu')
+    assert.equal(row.text_body, null)
+    assert.equal(row.html_body, null)
+    assert.equal(row.sent_at, null)
+    assert.equal(row.abandoned_at, service.clock.now().getTime())
+    assert.match(service.logs(), /mail abandoned: its link expired before delivery/)
+  })
+})
+
+describe('mail outbox: stopping the worker', () => {
+  let stack: Stack
+  before(async () => {
+    stack = await startStack()
+  })
+  after(() => stack.close())
+
+  it('starts no delivery round once stop() has resolved, and runOnce still delivers', async () => {
+    const { mailWorker } = stack.service
+    await mailWorker.stop()
+    await askForMail(stack, 'stopped@example.edu')
+    // A round requested just before stopping (a kick, or start()) must not run after it.
+    mailWorker.start()
+    mailWorker.kick()
+    await mailWorker.stop()
+    await new Promise((resolve) => setImmediate(resolve))
+    // Chained after any round that did start: it finds the mail still undelivered.
+    assert.equal(await mailWorker.runOnce(), 1)
+    assert.equal(mailsTo(stack.smtp, 'stopped@example.edu'), 1)
+  })
+})
