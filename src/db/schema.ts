@@ -64,6 +64,8 @@ export interface MailOutboxTable {
   sent_at: number | null
   abandoned_at: number | null
   last_error: string | null
+  /** The registration code a confirmation mail carries; ending the code abandons the mail. */
+  registration_code_id: string | null
 }
 
 export interface JobLeaseTable {

@@ -10,6 +10,7 @@ export async function enqueueMail(
   db: Queryable,
   mail: Mail,
   times: { now: number; expiresAt: number },
+  registrationCodeId: string | null = null,
 ): Promise<string> {
   const id = newId()
   await db
@@ -28,7 +29,27 @@ export async function enqueueMail(
       sent_at: null,
       abandoned_at: null,
       last_error: null,
+      registration_code_id: registrationCodeId,
     })
     .execute()
   return id
+}
+
+/**
+ * Abandons the undelivered mails of these registration codes (superseded or ended): their links
+ * would only answer 401. The bodies, which hold the links, are wiped.
+ */
+export async function abandonMailForCodes(
+  db: Queryable,
+  codeIds: readonly string[],
+  now: number,
+): Promise<void> {
+  if (codeIds.length === 0) return
+  await db
+    .updateTable('mail_outbox')
+    .set({ abandoned_at: now, text_body: null, html_body: null })
+    .where('registration_code_id', 'in', codeIds)
+    .where('sent_at', 'is', null)
+    .where('abandoned_at', 'is', null)
+    .execute()
 }

@@ -1,8 +1,11 @@
 export type TokenExchange = { ok: true; token: string } | { ok: false; reason: string }
 
 export interface UniversityClient {
-  /** Exchanges the callback's voucher for the user's university token (server to server). */
-  exchangeCode(code: string): Promise<TokenExchange>
+  /**
+   * Exchanges the callback's voucher for the user's university token (server to server). When the
+   * provider names the `state` the voucher was issued for, it must be the callback's.
+   */
+  exchangeCode(code: string, state: string): Promise<TokenExchange>
 }
 
 export interface UniversityClientOptions {
@@ -20,7 +23,7 @@ export interface UniversityClientOptions {
 export function createUniversityClient(options: UniversityClientOptions): UniversityClient {
   const doFetch = options.fetch ?? fetch
   return {
-    async exchangeCode(code) {
+    async exchangeCode(code, state) {
       const url = new URL(options.tokenUrl)
       url.searchParams.set('code', code)
       url.searchParams.set('client_id', options.clientId)
@@ -38,7 +41,10 @@ export function createUniversityClient(options: UniversityClientOptions): Univer
         const name = error instanceof Error ? error.name : 'Error'
         return { ok: false, reason: `token endpoint unreachable or not JSON (${name})` }
       }
-      const parsed = body as { ok?: unknown; token?: unknown; error?: unknown }
+      const parsed = body as { ok?: unknown; token?: unknown; error?: unknown; state?: unknown }
+      if (typeof parsed.state === 'string' && parsed.state !== state) {
+        return { ok: false, reason: 'the voucher was issued for another state' }
+      }
       if (parsed.ok === true && typeof parsed.token === 'string' && parsed.token !== '') {
         return { ok: true, token: parsed.token }
       }

@@ -4,9 +4,27 @@ function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
+function plural(count: number, unit: string): string {
+  return `${count} ${unit}${count === 1 ? '' : 's'}`
+}
+
+/** "30 minutes", "2 hours", "1 minute 30 seconds": how long the link works, in words. */
+export function describeDuration(ms: number): string {
+  const totalSeconds = Math.max(1, Math.floor(ms / 1000))
+  const hours = Math.floor(totalSeconds / 3600)
+  const minutes = Math.floor((totalSeconds % 3600) / 60)
+  const seconds = totalSeconds % 60
+  const parts = [
+    hours > 0 ? plural(hours, 'hour') : '',
+    minutes > 0 ? plural(minutes, 'minute') : '',
+    seconds > 0 ? plural(seconds, 'second') : '',
+  ]
+  return parts.filter((part) => part !== '').join(' ')
+}
+
 /** The confirmation email of POST /register/university, text and HTML. */
-export function confirmationEmail(to: string, link: string, validMinutes: number): Mail {
-  const validity = validMinutes === 1 ? '1 minute' : `${validMinutes} minutes`
+export function confirmationEmail(to: string, link: string, validForMs: number): Mail {
+  const validity = describeDuration(validForMs)
   const text = [
     'Confirm your university registration',
     '',

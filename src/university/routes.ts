@@ -1,5 +1,5 @@
 import cookie from '@fastify/cookie'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
@@ -19,6 +19,10 @@ const NO_CACHE = {
 } as const
 
 const optionalString = { type: 'string' } as const
+
+async function noCache(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  reply.headers(NO_CACHE)
+}
 
 function wantsHtml(request: FastifyRequest): boolean {
   return /\btext\/html\b/i.test(request.headers.accept ?? '')
@@ -75,7 +79,8 @@ export async function universityRoutes(
   app.get<{ Querystring: { universityRegistrationCode: string } }>(
     '/authorize/university',
     {
-      onRequest: app.limitSensitive,
+      // Every answer of the link (301, 400, 401, 429) is kept out of caches.
+      onRequest: [noCache, app.limitSensitive],
       schema: {
         summary: 'Tier 2, step 2: the emailed link; redirects to the identity provider',
         tags: ['registration'],
@@ -104,7 +109,6 @@ export async function universityRoutes(
       },
     },
     async (request, reply) => {
-      reply.headers(NO_CACHE)
       const opened = await university.openLink(request.query.universityRegistrationCode)
       if (opened === null) throw new AppError('invalidUniversityRegistrationCode')
       reply.setCookie(cookieName, opened.attemptCookie, {

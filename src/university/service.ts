@@ -101,14 +101,11 @@ export function createUniversity(options: UniversityOptions): University {
       const now = clock.now().getTime()
       const expiresAt = now + options.registrationCodeTtlMs
       const link = `${options.publicBaseUrl}/authorize/university?universityRegistrationCode=${code}`
-      const mail = confirmationEmail(
-        email,
-        link,
-        Math.round(options.registrationCodeTtlMs / 60_000),
-      )
+      const mail = confirmationEmail(email, link, options.registrationCodeTtlMs)
+      const codeId = newId()
       await db.transaction().execute(async (trx) => {
-        await insertCode(trx, { id: newId(), userId, codeHash: hashSecret(code), expiresAt }, now)
-        await enqueueMail(trx, mail, { now, expiresAt })
+        await insertCode(trx, { id: codeId, userId, codeHash: hashSecret(code), expiresAt }, now)
+        await enqueueMail(trx, mail, { now, expiresAt }, codeId)
       })
       if (options.logLinks) {
         log.info({ link }, 'no SMTP_URL: confirmation email written to the outbox folder')
@@ -193,7 +190,7 @@ export function createUniversity(options: UniversityOptions): University {
       if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
         return refuse('attempt already handled', input)
       }
-      const exchange = await client.exchangeCode(input.code)
+      const exchange = await client.exchangeCode(input.code, input.state)
       const doneAt = clock.now().getTime()
       if (!exchange.ok) {
         await transitionAttempt(db, attempt.id, 'exchanging', 'failed', doneAt)

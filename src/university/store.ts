@@ -1,4 +1,5 @@
 import type { AttemptStatus, UniversityAttemptRow } from '../db/schema.js'
+import { abandonMailForCodes } from '../mail/outbox.js'
 import type { Queryable } from '../sessions/store.js'
 
 /** Stores a new registration code after retiring the user's older ones (they are superseded). */
@@ -42,7 +43,8 @@ export async function findLiveCode(
       'users.open_id',
     ])
     .where('registration_codes.code_hash', '=', codeHash)
-    .where('registration_codes.expires_at', '>', now)
+    // The seed: valid while "not older than 30 minutes", so still valid at the expiry instant.
+    .where('registration_codes.expires_at', '>=', now)
     .executeTakeFirst()
   return row === undefined
     ? null
@@ -112,7 +114,16 @@ export async function transitionAttempt(
 
 /** Ends the user's codes and unfinished attempts: their emailed links answer 401 from now on. */
 export async function endPendingForUser(db: Queryable, userId: string, now: number): Promise<void> {
-  await db.deleteFrom('registration_codes').where('user_id', '=', userId).execute()
+  const codes = await db
+    .deleteFrom('registration_codes')
+    .where('user_id', '=', userId)
+    .returning('id')
+    .execute()
+  await abandonMailForCodes(
+    db,
+    codes.map((code) => code.id),
+    now,
+  )
   await db
     .updateTable('university_attempts')
     .set({ status: 'ended', finished_at: now })
@@ -139,7 +150,7 @@ export async function linkUniversity(
 export async function pruneUniversity(db: Queryable, now: number): Promise<number> {
   const codes = await db
     .deleteFrom('registration_codes')
-    .where('expires_at', '<=', now)
+    .where('expires_at', '<', now)
     .executeTakeFirst()
   const attempts = await db
     .deleteFrom('university_attempts')
