@@ -22,44 +22,58 @@ export interface Stack {
   close(): Promise<void>
 }
 
+/** The simulated messenger platform and identity provider as their own server on loopback. */
+export interface Providers {
+  server: FastifyInstance
+  url: string
+  clock: TestClock
+  /** The environment that points campusgate at these providers. */
+  env: Record<string, string>
+}
+
+export async function startProviders(callbackUrl: () => string): Promise<Providers> {
+  const clock = new TestClock(Date.now())
+  const server = await createSandboxServer({
+    messenger: true,
+    university: true,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    callbackUrl,
+    clock,
+  })
+  const url = await server.listen({ port: 0, host: '127.0.0.1' })
+  return {
+    server,
+    url,
+    clock,
+    env: {
+      MESSENGER_API_BASE_URL: `${url}/_sandbox/messenger`,
+      UNIVERSITY_AUTHORIZE_URL: `${url}/_sandbox/university/authorise`,
+      UNIVERSITY_TOKEN_URL: `${url}/_sandbox/university/token`,
+      UNIVERSITY_CLIENT_ID: CLIENT_ID,
+      UNIVERSITY_CLIENT_SECRET: CLIENT_SECRET,
+    },
+  }
+}
+
 export async function startStack(
   env: Record<string, string> = {},
   options: ServiceOptions = {},
 ): Promise<Stack> {
   const smtp = await startSmtpSink()
-  const providerClock = new TestClock(Date.now())
   let callbackUrl = 'http://127.0.0.1:1/authorize/university/callback'
-  const providers = await createSandboxServer({
-    messenger: true,
-    university: true,
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    callbackUrl: () => callbackUrl,
-    clock: providerClock,
-  })
-  const providersUrl = await providers.listen({ port: 0, host: '127.0.0.1' })
-  const service = await startService(
-    {
-      MESSENGER_API_BASE_URL: `${providersUrl}/_sandbox/messenger`,
-      UNIVERSITY_AUTHORIZE_URL: `${providersUrl}/_sandbox/university/authorise`,
-      UNIVERSITY_TOKEN_URL: `${providersUrl}/_sandbox/university/token`,
-      UNIVERSITY_CLIENT_ID: CLIENT_ID,
-      UNIVERSITY_CLIENT_SECRET: CLIENT_SECRET,
-      SMTP_URL: smtp.url,
-      ...env,
-    },
-    options,
-  )
+  const providers = await startProviders(() => callbackUrl)
+  const service = await startService({ ...providers.env, SMTP_URL: smtp.url, ...env }, options)
   callbackUrl = `${service.url}/authorize/university/callback`
   return {
     service,
-    providers,
-    providersUrl,
-    providerClock,
+    providers: providers.server,
+    providersUrl: providers.url,
+    providerClock: providers.clock,
     smtp,
     async close() {
       await service.close()
-      await providers.close()
+      await providers.server.close()
       await smtp.stop()
     },
   }

@@ -3,12 +3,11 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
-import { createSandboxServer, SANDBOX_APP } from '../../src/sandbox/routes.js'
-import { TestClock } from '../helpers/clock.js'
+import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 import { call, freePort } from '../helpers/service.js'
 import { linkIn, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
-import { CLIENT_ID, CLIENT_SECRET } from '../helpers/stack.js'
+import { CLIENT_ID, startProviders } from '../helpers/stack.js'
 
 /**
  * Three campusgate processes on one PostgreSQL and one Redis, behaving as one service. The
@@ -30,15 +29,9 @@ describe('three instances on one PostgreSQL and one Redis', () => {
     await resetRateLimits()
     database = await freshDatabase()
     smtp = await startSmtpSink()
-    providers = await createSandboxServer({
-      messenger: true,
-      university: true,
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      callbackUrl: () => callbackUrl,
-      clock: new TestClock(Date.now()),
-    })
-    providersUrl = await providers.listen({ port: 0, host: '127.0.0.1' })
+    const started = await startProviders(() => callbackUrl)
+    providers = started.server
+    providersUrl = started.url
     const ports = [await freePort(), await freePort(), await freePort()]
     // The emailed links name instance A, standing in for the load balancer's address.
     const publicBaseUrl = `http://127.0.0.1:${ports[0]}`
@@ -51,11 +44,7 @@ describe('three instances on one PostgreSQL and one Redis', () => {
           DATABASE_URL: database.url,
           REDIS_URL: process.env.REDIS_URL,
           SMTP_URL: smtp.url,
-          MESSENGER_API_BASE_URL: `${providersUrl}/_sandbox/messenger`,
-          UNIVERSITY_AUTHORIZE_URL: `${providersUrl}/_sandbox/university/authorise`,
-          UNIVERSITY_TOKEN_URL: `${providersUrl}/_sandbox/university/token`,
-          UNIVERSITY_CLIENT_ID: CLIENT_ID,
-          UNIVERSITY_CLIENT_SECRET: CLIENT_SECRET,
+          ...started.env,
           LOG_LEVEL: 'warn',
         }),
       )
