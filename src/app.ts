@@ -1,5 +1,4 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
-import { Redis } from 'ioredis'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
@@ -53,39 +52,6 @@ function trustProxyOption(
 ): boolean | string[] | ((address: string, hop: number) => boolean) {
   // A number is a hop count: trust that many proxies in front of us.
   return typeof value === 'number' ? (_address, hop) => hop < value : value
-}
-
-/**
- * The shared rate-limit store. Commands fail fast while Redis is unreachable (no offline queue),
- * so the limiter lets requests through instead of holding them.
- */
-function connectRedis(url: string, app: FastifyInstance): Redis {
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-  })
-  let reported = false
-  redis.on('error', (error: Error) => {
-    if (!reported) app.log.warn({ err: error }, 'redis unavailable; rate limits are not enforced')
-    reported = true
-  })
-  redis.on('ready', () => (reported = false))
-  // Start counting from the first request when Redis is there; start anyway when it is not.
-  app.addHook('onReady', async () => {
-    if (redis.status === 'ready') return
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer)
-        redis.off('ready', done)
-        resolve()
-      }
-      const timer = setTimeout(done, 2000)
-      redis.once('ready', done)
-    })
-  })
-  app.addHook('onClose', async () => redis.disconnect())
-  return redis
 }
 
 /** Builds the whole HTTP service: every plugin and route, in the order requests meet them. */
@@ -154,9 +120,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   await app.register(openapi, { version: VERSION })
   await app.register(mediaType)
 
-  const redis = config.redisUrl === null ? null : connectRedis(config.redisUrl, app)
   // Before the tier guard: a flood is refused before any session lookup.
-  await app.register(rateLimits, { limits: config.rateLimit, redis })
+  await app.register(rateLimits, { limits: config.rateLimit, redisUrl: config.redisUrl })
 
   await app.register(tierGuard, { sessions })
 

@@ -1,7 +1,7 @@
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Redis } from 'ioredis'
+import { Redis } from 'ioredis'
 import type { RateLimitConfig } from '../config.js'
 import { AppError } from '../errors.js'
 
@@ -17,13 +17,47 @@ declare module 'fastify' {
 
 export interface RateLimitOptions {
   limits: RateLimitConfig
-  /** Shared counters across instances; in-memory counters when null. */
-  redis: Redis | null
+  /** Counters shared by all instances in this Redis; in-memory counters when null. */
+  redisUrl: string | null
+}
+
+/**
+ * The shared rate-limit store. Commands fail fast while Redis is unreachable (no offline queue),
+ * so the limiter lets requests through instead of holding them.
+ */
+function connectRedis(url: string, app: FastifyInstance): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+  })
+  let reported = false
+  redis.on('error', (error: Error) => {
+    if (!reported) app.log.warn({ err: error }, 'redis unavailable; rate limits are not enforced')
+    reported = true
+  })
+  redis.on('ready', () => (reported = false))
+  // Start counting from the first request when Redis is there; start anyway when it is not.
+  app.addHook('onReady', async () => {
+    if (redis.status === 'ready') return
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        redis.off('ready', done)
+        resolve()
+      }
+      const timer = setTimeout(done, 2000)
+      redis.once('ready', done)
+    })
+  })
+  app.addHook('onClose', async () => redis.disconnect())
+  return redis
 }
 
 /** Per-address rate limits: one for every request, a stricter one for sensitive routes. */
 export const rateLimits = fp(
-  async function rateLimitsPlugin(app: FastifyInstance, { limits, redis }: RateLimitOptions) {
+  async function rateLimitsPlugin(app: FastifyInstance, { limits, redisUrl }: RateLimitOptions) {
+    const redis = redisUrl === null ? null : connectRedis(redisUrl, app)
     await app.register(rateLimit, {
       global: false,
       max: limits.globalMax,
