@@ -20,6 +20,14 @@ const NO_CACHE = {
 
 const optionalString = { type: 'string' } as const
 
+/** The result page runs no script and may not be framed. */
+const PAGE_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+} as const
+
 async function noCache(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
   reply.headers(NO_CACHE)
 }
@@ -168,6 +176,7 @@ export async function universityRoutes(
         reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
       if (wantsHtml(request)) {
         return reply
+          .headers(PAGE_HEADERS)
           .type('text/html; charset=utf-8')
           .send(callbackPage(result.outcome, result.boundToBrowser))
       }

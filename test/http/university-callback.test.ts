@@ -76,6 +76,8 @@ describe('GET /authorize/university/callback', () => {
     assert.equal(done.status, 200)
     assert.equal(done.headers.get('content-type'), 'text/html; charset=utf-8')
     assert.equal(done.headers.get('cache-control'), 'no-store')
+    assert.match(done.headers.get('content-security-policy') ?? '', /default-src 'none'/)
+    assert.equal(done.headers.get('x-content-type-options'), 'nosniff')
     assert.match(done.text, LINKED)
     assert.match(done.headers.getSetCookie()[0] ?? '', /^campusgate-attempt=;.*Max-Age=0/)
     assert.equal(await tierOf(stack, user.sessionKey), 'university-registered')
