@@ -76,6 +76,15 @@ export interface UniversityOptions {
 // Registration codes and cookies are 43 characters; longer input is not looked up.
 const MAX_SECRET_LENGTH = 256
 
+/**
+ * The seed's `{provider_authorize_url}?client_id=<client_id>&state=<open_id>`, built by appending
+ * to the configured URL as written (a URL parser would normalize it, adding a `/` to a bare host).
+ */
+export function authorizeLocation(authorizeUrl: string, clientId: string, openId: string): string {
+  const separator = authorizeUrl.includes('?') ? '&' : '?'
+  return `${authorizeUrl}${separator}client_id=${encodeURIComponent(clientId)}&state=${encodeURIComponent(openId)}`
+}
+
 export function createUniversity(options: UniversityOptions): University {
   const { db, clock, client, log } = options
   const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
@@ -132,11 +141,8 @@ export function createUniversity(options: UniversityOptions): University {
         },
         now,
       )
-      const location = new URL(options.authorizeUrl)
-      location.searchParams.append('client_id', options.clientId)
-      location.searchParams.append('state', live.openId)
       return {
-        location: location.toString(),
+        location: authorizeLocation(options.authorizeUrl, options.clientId, live.openId),
         attemptCookie,
         cookieMaxAgeSeconds: Math.max(1, Math.floor((expiresAt - now) / 1000)),
       }

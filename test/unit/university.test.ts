@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { confirmationEmail, describeDuration } from '../../src/university/confirmation-email.js'
+import { authorizeLocation } from '../../src/university/service.js'
 
 describe('the confirmation email', () => {
   it('says how long the link works, in words', () => {
@@ -18,5 +19,22 @@ describe('the confirmation email', () => {
     assert.ok(mail.text.includes(link))
     assert.ok(mail.html.includes('a&#38;b=&#34;c&#34;'))
     assert.ok(!mail.html.includes('"c"'))
+  })
+})
+
+describe('the redirect to the identity provider', () => {
+  it('appends client_id and state to the configured URL exactly as written', () => {
+    assert.equal(
+      authorizeLocation('http://127.0.0.1:5000', 'client', 'o-1_x'),
+      'http://127.0.0.1:5000?client_id=client&state=o-1_x',
+    )
+    assert.equal(
+      authorizeLocation('https://uclapi.com/oauth/authorise/', 'c d', 'a&b'),
+      'https://uclapi.com/oauth/authorise/?client_id=c%20d&state=a%26b',
+    )
+    assert.equal(
+      authorizeLocation('https://idp.example/authorize?prompt=login', 'c', 's'),
+      'https://idp.example/authorize?prompt=login&client_id=c&state=s',
+    )
   })
 })
