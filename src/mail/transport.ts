@@ -31,6 +31,11 @@ export function createMailTransport(options: MailTransportOptions): MailTranspor
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
     socketTimeout: 20_000,
+    // A relay on this machine often offers STARTTLS with a self-signed certificate; the traffic
+    // never leaves the host, so its certificate is not checked. Remote relays are verified.
+    ...(isLoopback(new URL(options.smtpUrl).hostname)
+      ? { tls: { rejectUnauthorized: false } }
+      : {}),
   })
   return {
     async send(mail) {
@@ -38,6 +43,10 @@ export function createMailTransport(options: MailTransportOptions): MailTranspor
     },
     close: () => transporter.close(),
   }
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname)
 }
 
 function fileTransport(options: MailTransportOptions): MailTransport {

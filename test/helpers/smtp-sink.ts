@@ -13,12 +13,19 @@ export interface SmtpSink {
   stop(): Promise<void>
 }
 
-export async function startSmtpSink(port = 0): Promise<SmtpSink> {
+/**
+ * `starttls` makes the sink offer STARTTLS with smtp-server's built-in self-signed certificate,
+ * as a default smtp-server (or a local relay) does.
+ */
+export async function startSmtpSink(
+  port = 0,
+  options: { starttls?: boolean } = {},
+): Promise<SmtpSink> {
   const messages: ParsedMail[] = []
   const waiters = new Set<() => void>()
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    disabledCommands: options.starttls === true ? ['AUTH'] : ['STARTTLS', 'AUTH'],
     logger: false,
     onData(stream, _session, callback) {
       simpleParser(stream)

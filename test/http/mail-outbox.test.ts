@@ -141,3 +141,18 @@ describe('mail outbox: stopping the worker', () => {
     assert.equal(mailsTo(stack.smtp, 'stopped@example.edu'), 1)
   })
 })
+
+describe('mail to a local relay that offers STARTTLS with a self-signed certificate', () => {
+  it('is delivered', async () => {
+    const relay = await startSmtpSink(0, { starttls: true })
+    const stack = await startStack({ SMTP_URL: relay.url })
+    try {
+      await askForMail(stack, 'tls@example.edu')
+      const mail = await relay.waitFor((m) => JSON.stringify(m.to).includes('tls@example.edu'))
+      assert.match(linkIn(mail), /universityRegistrationCode=/)
+    } finally {
+      await stack.close()
+      await relay.stop()
+    }
+  })
+})
