@@ -1,5 +1,6 @@
 // The test suite: unit tests once, the HTTP suite on SQLite and on PostgreSQL, and the
-// multi-instance tests on PostgreSQL + Redis. `--sqlite` runs only unit and SQLite passes.
+// multi-instance tests on PostgreSQL + Redis, and the browser tests in Chromium when it is
+// installed. `--sqlite` leaves out the PostgreSQL and Redis passes.
 // File name fragments as arguments narrow every pass to matching files.
 // PostgreSQL comes from TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test),
 // Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9).
@@ -25,10 +26,26 @@ function testFiles(dir) {
     .sort()
 }
 
+// The browser pass needs Chromium (Debian's package); without it, it is left out locally and
+// fails in CI, where .ci/run installs it.
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const browserPass = existsSync(chromiumPath) || process.env.CI === 'true'
+
 const passes = [
   { name: 'unit', files: testFiles('test/unit'), env: {} },
   { name: 'HTTP on SQLite', files: testFiles('test/http'), env: { DATABASE_URL: '' } },
 ]
+if (browserPass) {
+  passes.push({
+    name: 'browser (Chromium)',
+    files: testFiles('test/browser'),
+    env: { DATABASE_URL: '' },
+  })
+} else {
+  console.log(
+    `no Chromium at ${chromiumPath}: the browser tests are left out (apt-get install chromium)`,
+  )
+}
 if (!sqliteOnly) {
   passes.push(
     {

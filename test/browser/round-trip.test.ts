@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { chromium, type Browser } from 'playwright-core'
+import {
+  registerMessenger,
+  requestConfirmationLink,
+  sessionOf,
+  startStack,
+  type Stack,
+} from '../helpers/stack.js'
+
+/**
+ * The tier 2 round trip in a real browser: the emailed link, the provider's Allow / Deny page and
+ * the callback, with the attempt cookie handled by Chromium itself.
+ */
+describe('the tier 2 round trip in Chromium', () => {
+  let stack: Stack
+  let browser: Browser
+  before(async () => {
+    stack = await startStack()
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    })
+  })
+  after(async () => {
+    await browser?.close()
+    await stack?.close()
+  })
+
+  it('links the account when the user presses Allow', async () => {
+    const user = await registerMessenger(stack)
+    const link = await requestConfirmationLink(stack, user.sessionKey, 'browser@example.edu')
+    const page = await browser.newPage()
+    await page.goto(link)
+    assert.match(await page.title(), /sandbox/i)
+    await page.getByRole('button', { name: 'Allow' }).click()
+    await page.waitForURL(/\/authorize\/university\/callback/)
+    assert.equal(await page.locator('h1').textContent(), 'University account linked')
+    await page.close()
+    assert.equal((await sessionOf(stack, user.sessionKey)).body.tier, 'university-registered')
+  })
+
+  it('links nothing when the user presses Deny, and says so', async () => {
+    const user = await registerMessenger(stack)
+    const link = await requestConfirmationLink(stack, user.sessionKey, 'denier@example.edu')
+    const page = await browser.newPage()
+    await page.goto(link)
+    await page.getByRole('button', { name: 'Deny' }).click()
+    await page.waitForURL(/\/authorize\/university\/callback/)
+    assert.equal(await page.locator('h1').textContent(), 'Authorization declined')
+    await page.close()
+    assert.equal((await sessionOf(stack, user.sessionKey)).body.tier, 'messenger-registered')
+  })
+
+  it('tells another browser nothing, and links nothing there', async () => {
+    const user = await registerMessenger(stack)
+    const link = await requestConfirmationLink(stack, user.sessionKey, 'victim@example.edu')
+    // The user's browser opens the link and stops at the provider's page.
+    const victim = await browser.newContext()
+    const victimPage = await victim.newPage()
+    await victimPage.goto(link)
+    // Another browser, without the attempt cookie, walks the provider's Allow for the same openId.
+    const other = await browser.newContext()
+    const otherPage = await other.newPage()
+    await otherPage.goto(victimPage.url())
+    await otherPage.getByRole('button', { name: 'Allow' }).click()
+    await otherPage.waitForURL(/\/authorize\/university\/callback/)
+    assert.equal(await otherPage.locator('h1').textContent(), 'Return to the app')
+    assert.equal((await sessionOf(stack, user.sessionKey)).body.tier, 'messenger-registered')
+    // The user's own round trip still completes.
+    await victimPage.getByRole('button', { name: 'Allow' }).click()
+    await victimPage.waitForURL(/\/authorize\/university\/callback/)
+    assert.equal(await victimPage.locator('h1').textContent(), 'University account linked')
+    await victim.close()
+    await other.close()
+  })
+})
