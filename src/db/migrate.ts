@@ -2,14 +2,14 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely'
 import type { Db } from './database.js'
 import * as m0001 from './migrations/0001_initial.js'
 import * as m0002 from './migrations/0002_job_leases.js'
-import * as m0003 from './migrations/0003_mail_registration_code.js'
+import * as m0003 from './migrations/0003_mail_owner.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_job_leases': m0002,
-  '0003_mail_registration_code': m0003,
+  '0003_mail_owner': m0003,
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }

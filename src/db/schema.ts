@@ -64,6 +64,8 @@ export interface MailOutboxTable {
   sent_at: number | null
   abandoned_at: number | null
   last_error: string | null
+  /** Whose mail this is: erasing the user deletes it. */
+  user_id: string | null
   /** The registration code a confirmation mail carries; ending the code abandons the mail. */
   registration_code_id: string | null
 }

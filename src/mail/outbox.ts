@@ -10,7 +10,7 @@ export async function enqueueMail(
   db: Queryable,
   mail: Mail,
   times: { now: number; expiresAt: number },
-  registrationCodeId: string | null = null,
+  owner: { userId: string; registrationCodeId: string | null } | null = null,
 ): Promise<string> {
   const id = newId()
   await db
@@ -29,7 +29,8 @@ export async function enqueueMail(
       sent_at: null,
       abandoned_at: null,
       last_error: null,
-      registration_code_id: registrationCodeId,
+      user_id: owner?.userId ?? null,
+      registration_code_id: owner?.registrationCodeId ?? null,
     })
     .execute()
   return id
@@ -52,4 +53,9 @@ export async function abandonMailForCodes(
     .where('sent_at', 'is', null)
     .where('abandoned_at', 'is', null)
     .execute()
+}
+
+/** Deletes every mail row of a user, sent or not (erasure). */
+export async function deleteMailOfUser(db: Queryable, userId: string): Promise<void> {
+  await db.deleteFrom('mail_outbox').where('user_id', '=', userId).execute()
 }

@@ -75,6 +75,26 @@ export function sessionRoutes(
     },
   )
 
+  app.delete(
+    '/user',
+    {
+      onRequest: [app.limitSensitive, app.requireTier('messenger-registered')],
+      schema: {
+        summary: 'Erase the user: the session ends and campusgate forgets the user',
+        tags: ['sessions'],
+        security: [{ sessionKey: [] }],
+        response: {
+          200: jsonResponse('Erased.', EMPTY_OBJECT),
+          ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
+        },
+      },
+    },
+    async (request) => {
+      await sessions.eraseUser(request.session!.userId)
+      return {}
+    },
+  )
+
   app.get(
     '/session',
     {

@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/schema.js'
+import { deleteMailOfUser } from '../mail/outbox.js'
 import { endPendingForUser } from '../university/store.js'
 import { generateSecret, hashSecret, newId } from './keys.js'
 import {
   clearUserCredentials,
   deleteSession,
+  deleteUser,
   findExpiredSessionIds,
   findSessionByKeyHash,
   replaceSession,
@@ -40,6 +42,8 @@ export interface Sessions {
   logout(sessionId: string): Promise<boolean>
   /** Ends up to `limit` expired sessions exactly as logout would; returns how many. */
   endExpired(limit: number): Promise<number>
+  /** Erases the user: the session ends and every row campusgate holds for the user is deleted. */
+  eraseUser(userId: string): Promise<void>
 }
 
 export interface SessionsOptions {
@@ -113,6 +117,15 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
 
     logout(sessionId) {
       return end(sessionId)
+    },
+
+    async eraseUser(userId) {
+      await db.transaction().execute(async (trx) => {
+        // Sent or queued, the user's mails go too: they hold the user's address and links.
+        await deleteMailOfUser(trx, userId)
+        // Sessions, codes and attempts go with the user row (foreign keys cascade).
+        await deleteUser(trx, userId)
+      })
     },
 
     async endExpired(limit) {

@@ -167,3 +167,8 @@ export async function clearUserCredentials(
     .where('id', '=', userId)
     .execute()
 }
+
+/** Deletes the user; sessions, codes and attempts go with it (foreign keys cascade). */
+export async function deleteUser(db: Queryable, userId: string): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', userId).execute()
+}

@@ -114,7 +114,7 @@ export function createUniversity(options: UniversityOptions): University {
       const codeId = newId()
       await db.transaction().execute(async (trx) => {
         await insertCode(trx, { id: codeId, userId, codeHash: hashSecret(code), expiresAt }, now)
-        await enqueueMail(trx, mail, { now, expiresAt }, codeId)
+        await enqueueMail(trx, mail, { now, expiresAt }, { userId, registrationCodeId: codeId })
       })
       if (options.logLinks) {
         log.info({ link }, 'no SMTP_URL: confirmation email written to the outbox folder')
