@@ -1,4 +1,5 @@
 import { AppError } from '../errors.js'
+import { redact } from '../sessions/keys.js'
 import type { MessengerIdentity } from '../sessions/service.js'
 
 export interface MessengerClient {
@@ -61,7 +62,8 @@ export function createMessengerClient(options: MessengerClientOptions): Messenge
         body = JSON.parse(await response.text()) as Code2SessionBody
       } catch (cause) {
         throw new AppError('messengerPlatformUnavailable', {
-          cause: redact(cause, appSecret, code),
+          // The cause is logged; it can carry the request URL with the secret and code.
+          cause: new Error(redact(describe(cause), [appSecret, code])),
         })
       }
 
@@ -88,17 +90,6 @@ export function createMessengerClient(options: MessengerClientOptions): Messenge
   }
 }
 
-/** Keeps the app secret and login code out of logged error causes (they can carry the URL). */
-function redact(cause: unknown, ...secrets: string[]): Error {
-  const message = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
-  let clean = message
-  for (const secret of secrets) {
-    if (secret !== '')
-      clean = clean
-        .split(secret)
-        .join('[redacted]')
-        .split(encodeURIComponent(secret))
-        .join('[redacted]')
-  }
-  return new Error(clean)
+function describe(cause: unknown): string {
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
 }

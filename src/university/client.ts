@@ -1,3 +1,5 @@
+import { redact } from '../sessions/keys.js'
+
 export type TokenExchange = { ok: true; token: string } | { ok: false; reason: string }
 
 export interface UniversityClient {
@@ -48,7 +50,11 @@ export function createUniversityClient(options: UniversityClientOptions): Univer
       if (parsed.ok === true && typeof parsed.token === 'string' && parsed.token !== '') {
         return { ok: true, token: parsed.token }
       }
-      const error = typeof parsed.error === 'string' ? parsed.error.slice(0, 200) : 'no token'
+      // The provider's text goes to the logs: it must not echo the voucher or our secret.
+      const error =
+        typeof parsed.error === 'string'
+          ? redact(parsed.error.slice(0, 200), [code, options.clientSecret])
+          : 'no token'
       return { ok: false, reason: `token endpoint refused (HTTP ${status}: ${error})` }
     },
   }

@@ -51,6 +51,15 @@ describe('the token exchange client', () => {
       ok: false,
       reason: 'token endpoint refused (HTTP 400: Code is invalid)',
     })
+    answer = {
+      status: 400,
+      body: JSON.stringify({ ok: false, error: 'code voucher-123 unknown for secret' }),
+    }
+    const echoed = await client().exchangeCode('voucher-123', 'open-1')
+    assert.deepEqual(echoed, {
+      ok: false,
+      reason: 'token endpoint refused (HTTP 400: code [redacted] unknown for [redacted])',
+    })
     answer = { status: 502, body: '<html>bad gateway</html>' }
     const broken = await client().exchangeCode('voucher', 'open-1')
     assert.equal(broken.ok, false)
