@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
+import { MEDIA_TYPE } from '../http/media-type.js'
 import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
 import type { University } from './service.js'
@@ -151,7 +152,7 @@ export async function universityRoutes(
           200: {
             description: 'Acknowledged. Browsers (Accept: text/html) get a page, others `{}`.',
             content: {
-              'application/vnd.service.v1+json': { schema: EMPTY_OBJECT },
+              [MEDIA_TYPE]: { schema: EMPTY_OBJECT },
               'text/html': { schema: { type: 'string' } },
             },
           },
