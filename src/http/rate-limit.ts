@@ -54,6 +54,11 @@ function connectRedis(url: string, app: FastifyInstance): Redis {
   return redis
 }
 
+/** 429 with `Retry-After`: the seconds until the window resets, at least one. */
+function rateLimited(secondsLeft: number): AppError {
+  return new AppError('rateLimitExceeded', { retryAfterSeconds: Math.max(1, secondsLeft) })
+}
+
 /** Per-address rate limits: one for every request, a stricter one for sensitive routes. */
 export const rateLimits = fp(
   async function rateLimitsPlugin(app: FastifyInstance, { limits, redisUrl }: RateLimitOptions) {
@@ -65,10 +70,7 @@ export const rateLimits = fp(
       ...(redis === null ? {} : { redis, nameSpace: 'campusgate:rate-limit:' }),
       // With Redis briefly unreachable, serve unlimited rather than fail every request.
       skipOnError: true,
-      errorResponseBuilder: (_request, context) =>
-        new AppError('rateLimitExceeded', {
-          retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
-        }),
+      errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
     app.addHook('onRequest', app.rateLimit())
 
@@ -81,9 +83,7 @@ export const rateLimits = fp(
     app.decorate('limitSensitive', async function limitSensitive(request) {
       const result = await sensitive(request)
       if (!result.isAllowed && result.isExceeded) {
-        throw new AppError('rateLimitExceeded', {
-          retryAfterSeconds: Math.max(1, result.ttlInSeconds),
-        })
+        throw rateLimited(result.ttlInSeconds)
       }
     } satisfies onRequestAsyncHookHandler)
   },

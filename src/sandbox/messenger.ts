@@ -1,6 +1,7 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
+import { secretsEqual } from '../sessions/keys.js'
 
 /** The one mini-program the simulated platform knows; its credentials are public on purpose. */
 export const SANDBOX_APP = { appId: 'wx-sandbox-app', appSecret: 'sandbox-app-secret' } as const
@@ -66,7 +67,7 @@ export function createSandboxMessenger(clock: Clock): SandboxMessenger {
 
     code2session(query) {
       if (query.appid !== SANDBOX_APP.appId) return REFUSALS.invalidAppId
-      if (!secretMatches(query.secret ?? '', SANDBOX_APP.appSecret)) return REFUSALS.invalidSecret
+      if (!secretsEqual(query.secret ?? '', SANDBOX_APP.appSecret)) return REFUSALS.invalidSecret
       if (query.grant_type !== 'authorization_code') return REFUSALS.invalidGrantType
       if (query.js_code === undefined || query.js_code === '') return REFUSALS.missingCode
       const now = clock.now().getTime()
@@ -82,13 +83,6 @@ export function createSandboxMessenger(clock: Clock): SandboxMessenger {
       }
     },
   }
-}
-
-/** Constant-time, over equal-length SHA-256 digests, so neither content nor length leaks. */
-export function secretMatches(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given, 'utf8').digest()
-  const b = createHash('sha256').update(expected, 'utf8').digest()
-  return timingSafeEqual(a, b)
 }
 
 // A union id is stable per person across a vendor's apps; deriving it keeps it stable here too.

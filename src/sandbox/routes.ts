@@ -2,7 +2,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
 import { acceptJsonBodiesOnly } from '../http/media-type.js'
 import { createSandboxMessenger, messengerRoutes, SANDBOX_APP } from './messenger.js'
-import { escapeHtml, page, sendPage, universityRoutes } from './university.js'
+import { escapeHtml, htmlPage, sendHtml } from '../http/html.js'
+import { universityRoutes } from './university.js'
 
 export { SANDBOX_APP }
 
@@ -41,7 +42,7 @@ function homePage(options: SandboxOptions): string {
     options.university ? 'a university identity provider (UCL-API-style OAuth)' : null,
   ].filter((part) => part !== null)
   const app = `"appId":"${SANDBOX_APP.appId}","appSecret":"${SANDBOX_APP.appSecret}"`
-  return page(
+  return htmlPage(
     'campusgate sandbox',
     `<p>This server simulates ${parts.join(' and ')}, in memory, so the whole registration flow
 works offline. Nothing here exists when <code>NODE_ENV=production</code>.</p>
@@ -87,7 +88,7 @@ async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Pro
   app.get(
     '/',
     { config: { versionedMediaType: false }, schema: { hide: true } },
-    async (_request, reply) => sendPage(reply, 200, homePage(options)),
+    async (_request, reply) => sendHtml(reply, 200, homePage(options)),
   )
   if (options.messenger) messengerRoutes(app, createSandboxMessenger(options.clock))
   if (options.university) universityRoutes(app, options)

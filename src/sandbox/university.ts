@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Clock } from '../clock.js'
-import { secretMatches } from './messenger.js'
+import { escapeHtml, htmlPage, sendHtml } from '../http/html.js'
+import { secretsEqual } from '../sessions/keys.js'
 
 const AUTHORISATION_CODE_TTL_MS = 10 * 60 * 1000
 const MAX_STATE_LENGTH = 512
@@ -52,8 +53,8 @@ export function createSandboxUniversity(options: SandboxUniversityOptions): Sand
 
     exchange(code, clientId, clientSecret) {
       // Both checks always run, so a wrong client_id costs the same time as a wrong secret.
-      const idOk = secretMatches(clientId, options.clientId)
-      const secretOk = secretMatches(clientSecret, options.clientSecret)
+      const idOk = secretsEqual(clientId, options.clientId)
+      const secretOk = secretsEqual(clientSecret, options.clientSecret)
       if (!idOk || !secretOk) return { ok: false, error: 'invalid client_id or client_secret' }
       prune(options.clock.now().getTime())
       const entry = codes.get(code)
@@ -73,51 +74,12 @@ export function createSandboxUniversity(options: SandboxUniversityOptions): Sand
   }
 }
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char)
-}
-
-/** A complete page; `body` must already be escaped. */
-export function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
-pre{background:#f4f4f4;padding:.75rem;overflow-x:auto}button{font-size:1rem;padding:.5rem 1.5rem;margin-right:1rem}</style>
-</head>
-<body>
-<h1>${escapeHtml(title)}</h1>
-${body}
-</body>
-</html>
-`
-}
-
-/** Sends an HTML page that is never cached, never framed and loads nothing from elsewhere. */
-export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
-    .header(
-      'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-    )
-    .type('text/html; charset=utf-8')
-    .send(html)
-}
-
 function errorPage(reply: FastifyReply, message: string): FastifyReply {
-  return sendPage(reply, 400, page('University sign-in (sandbox)', `<p>${escapeHtml(message)}</p>`))
+  return sendHtml(
+    reply,
+    400,
+    htmlPage('University sign-in (sandbox)', `<p>${escapeHtml(message)}</p>`),
+  )
 }
 
 function field(source: unknown, name: string): string {
@@ -156,7 +118,7 @@ ${hidden('state', state)}
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </form>`
-    return sendPage(reply, 200, page('University sign-in (sandbox)', body))
+    return sendHtml(reply, 200, htmlPage('University sign-in (sandbox)', body))
   })
 
   app.post('/university/authorise/decision', { config, schema }, async (request, reply) => {

@@ -1,8 +1,5 @@
+import { escapeHtml } from '../http/html.js'
 import type { Mail } from '../mail/transport.js'
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
-}
 
 function plural(count: number, unit: string): string {
   return `${count} ${unit}${count === 1 ? '' : 's'}`

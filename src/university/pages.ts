@@ -1,3 +1,4 @@
+import { htmlPage } from '../http/html.js'
 import type { CallbackOutcome } from './service.js'
 
 const MESSAGES: Readonly<Record<CallbackOutcome | 'neutral', { title: string; body: string }>> = {
@@ -23,14 +24,5 @@ const MESSAGES: Readonly<Record<CallbackOutcome | 'neutral', { title: string; bo
  */
 export function callbackPage(outcome: CallbackOutcome, boundToBrowser: boolean): string {
   const { title, body } = MESSAGES[boundToBrowser ? outcome : 'neutral']
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title></head>
-<body style="font-family: sans-serif; max-width: 32em; margin: 3em auto; padding: 0 1em">
-<h1>${title}</h1>
-<p>${body}</p>
-</body>
-</html>
-`
+  return htmlPage(title, `<p>${body}</p>`)
 }

@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
+import { sendHtml } from '../http/html.js'
 import { MEDIA_TYPE } from '../http/media-type.js'
 import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
@@ -20,14 +21,6 @@ const NO_CACHE = {
 } as const
 
 const optionalString = { type: 'string' } as const
-
-/** The result page runs no script and may not be framed. */
-const PAGE_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-} as const
 
 async function noCache(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
   reply.headers(NO_CACHE)
@@ -176,10 +169,7 @@ export async function universityRoutes(
       if (result.boundToBrowser)
         reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
       if (wantsHtml(request)) {
-        return reply
-          .headers(PAGE_HEADERS)
-          .type('text/html; charset=utf-8')
-          .send(callbackPage(result.outcome, result.boundToBrowser))
+        return sendHtml(reply, 200, callbackPage(result.outcome, result.boundToBrowser))
       }
       return {}
     },

@@ -17,7 +17,7 @@ describe('the confirmation email', () => {
       'https://campusgate.example/authorize/university?universityRegistrationCode=a&b="c"'
     const mail = confirmationEmail('s@example.edu', link, 30 * 60_000)
     assert.ok(mail.text.includes(link))
-    assert.ok(mail.html.includes('a&#38;b=&#34;c&#34;'))
+    assert.ok(mail.html.includes('a&amp;b=&quot;c&quot;'))
     assert.ok(!mail.html.includes('"c"'))
   })
 })
