@@ -59,3 +59,13 @@ export async function abandonMailForCodes(
 export async function deleteMailOfUser(db: Queryable, userId: string): Promise<void> {
   await db.deleteFrom('mail_outbox').where('user_id', '=', userId).execute()
 }
+
+/** Deletes delivered or abandoned mail rows (their bodies already wiped) queued before `before`. */
+export async function pruneFinishedMail(db: Queryable, before: number): Promise<number> {
+  const result = await db
+    .deleteFrom('mail_outbox')
+    .where((eb) => eb.or([eb('sent_at', 'is not', null), eb('abandoned_at', 'is not', null)]))
+    .where('created_at', '<', before)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

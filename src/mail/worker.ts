@@ -3,16 +3,11 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { Dialect } from '../db/database.js'
 import type { Database, MailOutboxRow } from '../db/schema.js'
+import { createPeriodicJob, type PeriodicJob } from '../maintenance/periodic-job.js'
 import type { MailTransport } from './transport.js'
 
-export interface MailWorker {
-  /** Delivers every mail that is due now; returns how many were sent. */
-  runOnce(): Promise<number>
-  /** Asks for a delivery round soon (after a mail was queued). */
-  kick(): void
-  start(): void
-  stop(): Promise<void>
-}
+/** `runOnce` delivers every mail that is due now and returns how many were sent. */
+export type MailWorker = PeriodicJob<number>
 
 export interface MailWorkerOptions {
   db: Kysely<Database>
@@ -38,9 +33,6 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const lockMs = options.lockMs ?? 60_000
   const baseBackoffMs = options.baseBackoffMs ?? 2000
   const maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000
-  let running: Promise<number> = Promise.resolve(0)
-  let timer: NodeJS.Timeout | null = null
-  let stopped = true
 
   /**
    * Claims one due mail. The conditions are repeated on the outer UPDATE so that, of several
@@ -126,34 +118,10 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     }
   }
 
-  function runOnce(): Promise<number> {
-    // One round at a time per instance; a call during a round runs right after it.
-    running = running.catch(() => 0).then(drain)
-    return running
-  }
-
-  function tick(): void {
-    // A tick queued by kick() or start() may fire after stop(): it must not start a round then.
-    if (stopped) return
-    runOnce().catch((error: unknown) => log.error({ err: error }, 'mail worker round failed'))
-  }
-
-  return {
-    runOnce,
-    kick() {
-      if (!stopped) setImmediate(tick)
-    },
-    start() {
-      stopped = false
-      timer = setInterval(tick, pollIntervalMs)
-      timer.unref()
-      setImmediate(tick)
-    },
-    async stop() {
-      stopped = true
-      if (timer !== null) clearInterval(timer)
-      timer = null
-      await running.catch(() => 0)
-    },
-  }
+  return createPeriodicJob(drain, {
+    intervalMs: pollIntervalMs,
+    log,
+    name: 'mail worker',
+    runOnStart: true,
+  })
 }

@@ -3,9 +3,11 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { tryAcquireLease } from '../db/leases.js'
 import type { Database } from '../db/schema.js'
+import { pruneFinishedMail } from '../mail/outbox.js'
 import { newId } from '../sessions/keys.js'
 import type { Sessions } from '../sessions/service.js'
 import { pruneUniversity } from '../university/store.js'
+import { createPeriodicJob, type PeriodicJob } from './periodic-job.js'
 
 export interface PruneCounts {
   sessions: number
@@ -13,12 +15,8 @@ export interface PruneCounts {
   mails: number
 }
 
-export interface Pruner {
-  /** One pruning round, if this instance holds the pruning lease; `null` when another does. */
-  runOnce(): Promise<PruneCounts | null>
-  start(): void
-  stop(): Promise<void>
-}
+/** `runOnce` prunes if this instance holds the pruning lease, and returns `null` when another does. */
+export type Pruner = PeriodicJob<PruneCounts | null>
 
 export interface PrunerOptions {
   db: Kysely<Database>
@@ -40,8 +38,6 @@ export function createPruner(options: PrunerOptions): Pruner {
   const { db, clock, sessions, log } = options
   const intervalMs = options.intervalMs ?? 60_000
   const mailRetentionMs = options.mailRetentionMs ?? 7 * 86_400_000
-  let timer: NodeJS.Timeout | null = null
-  let running: Promise<PruneCounts | null> | null = null
   // Several instances share the database; the lease makes one of them prune per round.
   const holder = newId()
 
@@ -60,34 +56,12 @@ export function createPruner(options: PrunerOptions): Pruner {
     }
     const now = clock.now().getTime()
     const codesAndAttempts = await pruneUniversity(db, now)
-    const mails = await db
-      .deleteFrom('mail_outbox')
-      .where((eb) => eb.or([eb('sent_at', 'is not', null), eb('abandoned_at', 'is not', null)]))
-      .where('created_at', '<', now - mailRetentionMs)
-      .executeTakeFirst()
-    const counts = { sessions: ended, codesAndAttempts, mails: Number(mails.numDeletedRows) }
+    const mails = await pruneFinishedMail(db, now - mailRetentionMs)
+    const counts = { sessions: ended, codesAndAttempts, mails }
     if (counts.sessions + counts.codesAndAttempts + counts.mails > 0)
       log.info({ pruned: counts }, 'pruned')
     return counts
   }
 
-  function runOnce(): Promise<PruneCounts | null> {
-    running ??= prune().finally(() => (running = null))
-    return running
-  }
-
-  return {
-    runOnce,
-    start() {
-      timer = setInterval(() => {
-        runOnce().catch((error: unknown) => log.error({ err: error }, 'pruning failed'))
-      }, intervalMs)
-      timer.unref()
-    },
-    async stop() {
-      if (timer !== null) clearInterval(timer)
-      timer = null
-      await running?.catch(() => undefined)
-    },
-  }
+  return createPeriodicJob(prune, { intervalMs, log, name: 'pruning', runOnStart: false })
 }
