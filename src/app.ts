@@ -3,7 +3,7 @@ import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import { registerErrorHandling } from './http/error-handler.js'
-import { mediaType } from './http/media-type.js'
+import { BODY_LIMIT_BYTES, mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
 import { rateLimits } from './http/rate-limit.js'
 import { tierGuard } from './http/tier-guard.js'
@@ -63,7 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
       serializers: { req: requestForLog },
     },
-    bodyLimit: 16 * 1024,
+    bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: trustProxyOption(config.trustProxy),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: false },

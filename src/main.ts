@@ -3,6 +3,7 @@ import { systemClock } from './clock.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { createDb } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
+import { describeError } from './lib/describe-error.js'
 
 function configOrExit(): Config {
   try {
@@ -62,6 +63,6 @@ async function serve(config: Config): Promise<void> {
 const config = configOrExit()
 const run = process.argv[2] === 'migrate' ? migrateOnly(config) : serve(config)
 run.catch((error: unknown) => {
-  process.stderr.write(`campusgate: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.stderr.write(`campusgate: ${describeError(error)}\n`)
   process.exit(1)
 })

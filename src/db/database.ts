@@ -27,7 +27,7 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
  * Opens the database named by a `DATABASE_URL`. This is the one place that knows SQLite from
  * PostgreSQL; everything above it sees `Kysely<Database>`.
  */
-export function createDb(url: string, options: { poolSize?: number } = {}): Db {
+export function createDb(url: string, options: { poolSize: number }): Db {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
     const inMemory = path === ':memory:'
@@ -47,7 +47,7 @@ export function createDb(url: string, options: { poolSize?: number } = {}): Db {
       schema: null,
     }
   }
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize })
   return {
     kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
     dialect: 'postgres',

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 
 // Times are epoch milliseconds (bigint on PostgreSQL, read back as numbers by createDb).
 
@@ -91,3 +91,6 @@ export type SessionRow = Selectable<SessionTable>
 export type RegistrationCodeRow = Selectable<RegistrationCodeTable>
 export type UniversityAttemptRow = Selectable<UniversityAttemptTable>
 export type MailOutboxRow = Selectable<MailOutboxTable>
+
+/** What a store function runs its SQL on: the database, or the caller's transaction. */
+export type Queryable = Kysely<Database>

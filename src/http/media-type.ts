@@ -3,6 +3,9 @@ import fp from 'fastify-plugin'
 import secureJson from 'secure-json-parse'
 import { AppError } from '../errors.js'
 
+/** SPEC "Wire interface": request bodies are at most 16 KiB. */
+export const BODY_LIMIT_BYTES = 16 * 1024
+
 /** The one media type of the v1 wire interface, sent exactly so (no charset parameter). */
 export const MEDIA_TYPE = 'application/vnd.service.v1+json'
 

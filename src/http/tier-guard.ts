@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../errors.js'
+import { MAX_SECRET_LENGTH } from '../lib/secrets.js'
 import type { Session, Sessions, Tier } from '../sessions/service.js'
 
 declare module 'fastify' {
@@ -30,13 +31,10 @@ export function sessionKeyFrom(header: string | undefined): string | null {
   return key === '' ? null : key
 }
 
-// A key is 43 base64url characters; anything much longer is not one and is not hashed.
-const MAX_KEY_LENGTH = 256
-
 async function authenticate(sessions: Sessions, request: FastifyRequest): Promise<Session> {
   const key = sessionKeyFrom(request.headers.authorization)
   if (key === null) throw new AppError('missingAuthorizationHeader')
-  const session = key.length > MAX_KEY_LENGTH ? null : await sessions.validate(key)
+  const session = key.length > MAX_SECRET_LENGTH ? null : await sessions.validate(key)
   if (session === null) throw new AppError('invalidSessionKey')
   return session
 }

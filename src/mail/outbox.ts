@@ -1,5 +1,5 @@
-import { newId } from '../sessions/keys.js'
-import type { Queryable } from '../sessions/store.js'
+import { newId } from '../lib/secrets.js'
+import type { Queryable } from '../db/schema.js'
 import type { Mail } from './transport.js'
 
 /**

@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { Dialect } from '../db/database.js'
 import type { Database, MailOutboxRow } from '../db/schema.js'
-import { createPeriodicJob, type PeriodicJob } from '../maintenance/periodic-job.js'
+import { createPeriodicJob, type PeriodicJob } from '../lib/periodic-job.js'
+import { describeError } from '../lib/describe-error.js'
 import type { MailTransport } from './transport.js'
 
 /** `runOnce` delivers every mail that is due now and returns how many were sent. */
@@ -86,7 +87,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       })
     } catch (error) {
       const retryAt = clock.now().getTime() + backoffMs(row.attempts, baseBackoffMs, maxBackoffMs)
-      const reason = error instanceof Error ? error.message.slice(0, 500) : 'unknown error'
+      const reason = describeError(error)
       await db
         .updateTable('mail_outbox')
         .set({ locked_until: null, next_attempt_at: retryAt, last_error: reason })

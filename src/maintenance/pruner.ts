@@ -4,10 +4,10 @@ import type { Clock } from '../clock.js'
 import { tryAcquireLease } from '../db/leases.js'
 import type { Database } from '../db/schema.js'
 import { pruneFinishedMail } from '../mail/outbox.js'
-import { newId } from '../sessions/keys.js'
+import { newId } from '../lib/secrets.js'
 import type { Sessions } from '../sessions/service.js'
 import { pruneUniversity } from '../university/store.js'
-import { createPeriodicJob, type PeriodicJob } from './periodic-job.js'
+import { createPeriodicJob, type PeriodicJob } from '../lib/periodic-job.js'
 
 export interface PruneCounts {
   sessions: number

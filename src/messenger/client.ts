@@ -1,5 +1,6 @@
 import { AppError } from '../errors.js'
-import { redact } from '../sessions/keys.js'
+import { describeError } from '../lib/describe-error.js'
+import { redact } from '../lib/redact.js'
 import type { MessengerIdentity } from '../sessions/service.js'
 
 export interface MessengerClient {
@@ -63,7 +64,7 @@ export function createMessengerClient(options: MessengerClientOptions): Messenge
       } catch (cause) {
         throw new AppError('messengerPlatformUnavailable', {
           // The cause is logged; it can carry the request URL with the secret and code.
-          cause: new Error(redact(describe(cause), [appSecret, code])),
+          cause: new Error(redact(describeError(cause), [appSecret, code])),
         })
       }
 
@@ -88,8 +89,4 @@ export function createMessengerClient(options: MessengerClientOptions): Messenge
       }
     },
   }
-}
-
-function describe(cause: unknown): string {
-  return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
 }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
-import { secretsEqual } from '../sessions/keys.js'
+import { stringOrUndefined } from '../lib/coerce.js'
+import { secretsEqual } from '../lib/secrets.js'
 
 /** The one mini-program the simulated platform knows; its credentials are public on purpose. */
 export const SANDBOX_APP = { appId: 'wx-sandbox-app', appSecret: 'sandbox-app-secret' } as const
@@ -91,10 +92,6 @@ function unionIdOf(openId: string): string {
   return `sandbox-union-${digest.slice(0, 22)}`
 }
 
-function stringParam(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined
-}
-
 /** Registers the simulated platform's routes (under the caller's prefix, `/messenger/...`). */
 export function messengerRoutes(app: FastifyInstance, messenger: SandboxMessenger): void {
   const config = { versionedMediaType: false }
@@ -130,10 +127,10 @@ export function messengerRoutes(app: FastifyInstance, messenger: SandboxMessenge
   app.get('/messenger/sns/jscode2session', { config, schema }, async (request, reply) => {
     const query = request.query as Record<string, unknown>
     const answer = messenger.code2session({
-      appid: stringParam(query.appid),
-      secret: stringParam(query.secret),
-      js_code: stringParam(query.js_code),
-      grant_type: stringParam(query.grant_type),
+      appid: stringOrUndefined(query.appid),
+      secret: stringOrUndefined(query.secret),
+      js_code: stringOrUndefined(query.js_code),
+      grant_type: stringOrUndefined(query.grant_type),
     })
     // WeChat answers every outcome with HTTP 200 and labels its JSON text/plain.
     return reply.code(200).type('text/plain').send(JSON.stringify(answer))

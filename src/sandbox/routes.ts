@@ -1,8 +1,9 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
-import { acceptJsonBodiesOnly } from '../http/media-type.js'
+import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from '../http/media-type.js'
 import { createSandboxMessenger, messengerRoutes, SANDBOX_APP } from './messenger.js'
-import { escapeHtml, htmlPage, sendHtml } from '../http/html.js'
+import { sendHtml } from '../http/html.js'
+import { escapeHtml, htmlPage } from '../lib/html.js'
 import { universityRoutes } from './university.js'
 
 export { SANDBOX_APP }
@@ -101,7 +102,7 @@ export function sandboxRoutes(app: FastifyInstance, options: SandboxOptions): vo
 
 /** A standalone server for tests: a fresh Fastify with sandboxRoutes under /_sandbox. */
 export async function createSandboxServer(options: SandboxOptions): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 })
+  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT_BYTES })
   // As in the main app: JSON only (an empty body is no body), plus the sandbox's own form parser.
   acceptJsonBodiesOnly(app)
   sandboxRoutes(app, options)

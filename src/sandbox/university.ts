@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Clock } from '../clock.js'
-import { escapeHtml, htmlPage, sendHtml } from '../http/html.js'
-import { secretsEqual } from '../sessions/keys.js'
+import { sendHtml } from '../http/html.js'
+import { escapeHtml, htmlPage } from '../lib/html.js'
+import { stringField } from '../lib/coerce.js'
+import { generateSecret, secretsEqual } from '../lib/secrets.js'
 
 const AUTHORISATION_CODE_TTL_MS = 10 * 60 * 1000
 const MAX_STATE_LENGTH = 512
@@ -46,7 +47,7 @@ export function createSandboxUniversity(options: SandboxUniversityOptions): Sand
     issueCode(clientId, state) {
       const now = options.clock.now().getTime()
       prune(now)
-      const code = randomBytes(32).toString('base64url')
+      const code = generateSecret()
       codes.set(code, { clientId, state, expiresAt: now + AUTHORISATION_CODE_TTL_MS, used: false })
       return code
     },
@@ -65,7 +66,7 @@ export function createSandboxUniversity(options: SandboxUniversityOptions): Sand
       entry.used = true
       return {
         ok: true,
-        token: `uclapi-sandbox-${randomBytes(24).toString('base64url')}`,
+        token: `uclapi-sandbox-${generateSecret()}`,
         client_id: clientId,
         state: entry.state,
         scope: '[]',
@@ -80,12 +81,6 @@ function errorPage(reply: FastifyReply, message: string): FastifyReply {
     400,
     htmlPage('University sign-in (sandbox)', `<p>${escapeHtml(message)}</p>`),
   )
-}
-
-function field(source: unknown, name: string): string {
-  if (typeof source !== 'object' || source === null) return ''
-  const value: unknown = (source as Record<string, unknown>)[name]
-  return typeof value === 'string' ? value : ''
 }
 
 /** Registers the simulated identity provider's routes (under the caller's prefix). */
@@ -103,8 +98,8 @@ export function universityRoutes(app: FastifyInstance, options: SandboxUniversit
   }
 
   app.get('/university/authorise', { config, schema }, async (request, reply) => {
-    const clientId = field(request.query, 'client_id')
-    const state = field(request.query, 'state')
+    const clientId = stringField(request.query, 'client_id')
+    const state = stringField(request.query, 'state')
     const problem = requestProblem(clientId, state)
     if (problem !== null) return errorPage(reply, problem)
     const hidden = (name: string, value: string) =>
@@ -122,9 +117,9 @@ ${hidden('state', state)}
   })
 
   app.post('/university/authorise/decision', { config, schema }, async (request, reply) => {
-    const clientId = field(request.body, 'client_id')
-    const state = field(request.body, 'state')
-    const decision = field(request.body, 'decision')
+    const clientId = stringField(request.body, 'client_id')
+    const state = stringField(request.body, 'state')
+    const decision = stringField(request.body, 'decision')
     const problem =
       requestProblem(clientId, state) ??
       (decision === 'allow' || decision === 'deny' ? null : 'The decision must be allow or deny.')
@@ -154,9 +149,9 @@ ${hidden('state', state)}
   })
 
   app.get('/university/token', { config, schema }, async (request, reply) => {
-    const code = field(request.query, 'code')
-    const clientId = field(request.query, 'client_id')
-    const clientSecret = field(request.query, 'client_secret')
+    const code = stringField(request.query, 'code')
+    const clientId = stringField(request.query, 'client_id')
+    const clientSecret = stringField(request.query, 'client_secret')
     if (code === '' || clientId === '' || clientSecret === '') {
       return reply
         .code(400)

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js'
 import type { Database } from '../db/schema.js'
 import { deleteMailOfUser } from '../mail/outbox.js'
 import { endPendingForUser } from '../university/store.js'
-import { generateSecret, hashSecret, newId } from './keys.js'
+import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
 import {
   clearUserCredentials,
   deleteSession,

@@ -1,7 +1,4 @@
-import type { Kysely } from 'kysely'
-import type { Database, UserRow } from '../db/schema.js'
-
-export type Queryable = Kysely<Database>
+import type { Queryable, UserRow } from '../db/schema.js'
 
 /** A live session joined with the fields of its user that the guard needs. */
 export interface SessionRecord {

@@ -1,4 +1,4 @@
-import { redact } from '../sessions/keys.js'
+import { redact } from '../lib/redact.js'
 
 export type TokenExchange = { ok: true; token: string } | { ok: false; reason: string }
 

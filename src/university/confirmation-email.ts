@@ -1,4 +1,4 @@
-import { escapeHtml } from '../http/html.js'
+import { escapeHtml } from '../lib/html.js'
 import type { Mail } from '../mail/transport.js'
 
 function plural(count: number, unit: string): string {

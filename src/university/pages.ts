@@ -1,4 +1,4 @@
-import { htmlPage } from '../http/html.js'
+import { htmlPage } from '../lib/html.js'
 import type { CallbackOutcome } from './service.js'
 
 const MESSAGES: Readonly<Record<CallbackOutcome | 'neutral', { title: string; body: string }>> = {

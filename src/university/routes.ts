@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 import { sendHtml } from '../http/html.js'
 import { MEDIA_TYPE } from '../http/media-type.js'
+import { stringOrUndefined } from '../lib/coerce.js'
 import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
 import type { University } from './service.js'
@@ -28,10 +29,6 @@ async function noCache(_request: FastifyRequest, reply: FastifyReply): Promise<v
 
 function wantsHtml(request: FastifyRequest): boolean {
   return /\btext\/html\b/i.test(request.headers.accept ?? '')
-}
-
-function single(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined
 }
 
 export async function universityRoutes(
@@ -157,11 +154,11 @@ export async function universityRoutes(
     async (request, reply) => {
       const query = request.query
       const result = await university.handleCallback({
-        clientId: single(query.client_id),
-        clientSecret: single(query.client_secret),
-        state: single(query.state),
-        code: single(query.code),
-        result: single(query.result),
+        clientId: stringOrUndefined(query.client_id),
+        clientSecret: stringOrUndefined(query.client_secret),
+        state: stringOrUndefined(query.state),
+        code: stringOrUndefined(query.code),
+        result: stringOrUndefined(query.result),
         attemptCookie: request.cookies[cookieName] ?? null,
         ip: request.ip,
       })

@@ -5,7 +5,13 @@ import type { Clock } from '../clock.js'
 import type { CallbackBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
 import { enqueueMail } from '../mail/outbox.js'
-import { generateSecret, hashSecret, newId, secretsEqual } from '../sessions/keys.js'
+import {
+  generateSecret,
+  hashSecret,
+  MAX_SECRET_LENGTH,
+  newId,
+  secretsEqual,
+} from '../lib/secrets.js'
 import type { UniversityClient } from './client.js'
 import { confirmationEmail } from './confirmation-email.js'
 import {
@@ -72,9 +78,6 @@ export interface UniversityOptions {
   callbackBinding: CallbackBinding
   callbackAllowedIps: readonly string[]
 }
-
-// Registration codes and cookies are 43 characters; longer input is not looked up.
-const MAX_SECRET_LENGTH = 256
 
 /**
  * The seed's `{provider_authorize_url}?client_id=<client_id>&state=<open_id>`, built by appending

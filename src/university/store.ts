@@ -1,6 +1,6 @@
 import type { AttemptStatus, UniversityAttemptRow } from '../db/schema.js'
 import { abandonMailForCodes } from '../mail/outbox.js'
-import type { Queryable } from '../sessions/store.js'
+import type { Queryable } from '../db/schema.js'
 
 /** Stores a new registration code after retiring the user's older ones (they are superseded). */
 export async function insertCode(

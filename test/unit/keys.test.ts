@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { generateSecret, hashSecret, redact, secretsEqual } from '../../src/sessions/keys.js'
+import { redact } from '../../src/lib/redact.js'
+import { generateSecret, hashSecret, secretsEqual } from '../../src/lib/secrets.js'
 
 describe('secrets', () => {
   it('are 256 bits as 43 base64url characters, never repeated', () => {

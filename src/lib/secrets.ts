@@ -1,5 +1,11 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 
+/**
+ * Longest secret (session key, registration code, attempt cookie, client credential) that is
+ * hashed or compared at all. Ours are 43 characters; anything much longer is not one of them.
+ */
+export const MAX_SECRET_LENGTH = 256
+
 /** 256 bits from the CSPRNG, base64url: session keys, registration codes, attempt cookies. */
 export function generateSecret(): string {
   return randomBytes(32).toString('base64url')
@@ -23,18 +29,4 @@ export function secretsEqual(a: string, b: string): boolean {
 /** Row identifiers: random, so they reveal neither counts nor order. */
 export function newId(): string {
   return randomUUID()
-}
-
-/**
- * Replaces each secret, as written or URL-encoded, with `[redacted]`: for text that goes to the
- * logs but may echo what we sent (an error naming our request URL, a provider's error message).
- */
-export function redact(text: string, secrets: readonly string[]): string {
-  let clean = text
-  for (const secret of secrets) {
-    if (secret === '') continue
-    for (const form of new Set([secret, encodeURIComponent(secret)]))
-      clean = clean.split(form).join('[redacted]')
-  }
-  return clean
 }
