@@ -176,7 +176,7 @@ export function loadConfig(env: Env): Config {
       'set both UNIVERSITY_AUTHORIZE_URL and UNIVERSITY_TOKEN_URL, or neither for the sandbox',
     )
   }
-  // SPEC "Sandbox": an unconfigured provider is simulated in development; in production the
+  // docs/decisions.md, "Sandbox": an unconfigured provider is simulated in development; in production the
   // messenger falls back to the real WeChat host and the identity provider must be configured.
   const sandbox: SandboxConfig = {
     messenger: messengerBase === undefined && !production,
@@ -206,7 +206,7 @@ export function loadConfig(env: Env): Config {
   }
 
   const sessionTtlMs = duration(env, 'SESSION_TTL', '30d')
-  // SPEC "Sessions": the write-back interval never exceeds a tenth of the TTL.
+  // docs/decisions.md, "Sessions": the write-back interval never exceeds a tenth of the TTL.
   const sessionTouchIntervalMs = Math.min(
     duration(env, 'SESSION_TOUCH_INTERVAL', '60s'),
     Math.floor(sessionTtlMs / 10),

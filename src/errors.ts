@@ -10,6 +10,7 @@ export const ERRORS = {
     code: '@bad-request/missing-required-query-parameters',
   },
   malformedJson: { status: 400, code: '@bad-request/malformed-json' },
+  invalidValue: { status: 400, code: '@bad-request/invalid-value' },
   failedMessengerAuthentication: {
     status: 401,
     code: '@unauthorized/failed-messenger-authentication',

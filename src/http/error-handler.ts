@@ -2,17 +2,35 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, type ErrorName } from '../errors.js'
 import { MEDIA_TYPE } from './media-type.js'
 
-// Keywords that mean "the key is not there as a non-empty string" (SPEC "Wire interface").
-const MISSING_KEYWORDS = new Set(['required', 'type', 'minLength'])
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The error a route answers when a body field is present but breaks its schema (too long, bad
+     * format), by the field's JSON pointer: `{ '/email': 'invalidEmail' }`. Unlisted fields answer
+     * `invalidValue`.
+     */
+    invalidFieldErrors?: Readonly<Record<string, ErrorName>>
+  }
+}
 
-/** Maps a Fastify schema-validation failure onto the seed's error vocabulary. */
-function validationKind(error: FastifyError): ErrorName {
+type ValidationFailure = NonNullable<FastifyError['validation']>[number]
+
+/**
+ * "A required key that is absent, null, not a string or empty" (docs/decisions.md, "Wire
+ * interface"): `required`, `type`, and the `minLength: 1` that every required string carries.
+ */
+function isMissing(failure: ValidationFailure): boolean {
+  if (failure.keyword === 'required' || failure.keyword === 'type') return true
+  return failure.keyword === 'minLength' && failure.params.limit === 1
+}
+
+/** Maps a Fastify schema-validation failure onto the route's documented error. */
+function validationKind(error: FastifyError, request: FastifyRequest): ErrorName {
+  // The only query a route validates is the emailed link's code: absent or empty.
   if (error.validationContext === 'querystring') return 'missingRequiredQueryParameters'
   const first = error.validation?.[0]
-  if (first && !MISSING_KEYWORDS.has(first.keyword) && first.instancePath === '/email') {
-    return 'invalidEmail'
-  }
-  return 'missingRequiredKeys'
+  if (first === undefined || isMissing(first)) return 'missingRequiredKeys'
+  return request.routeOptions.config.invalidFieldErrors?.[first.instancePath] ?? 'invalidValue'
 }
 
 const FASTIFY_CODES: Readonly<Record<string, ErrorName>> = {
@@ -22,10 +40,12 @@ const FASTIFY_CODES: Readonly<Record<string, ErrorName>> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'malformedJson',
 }
 
-function toAppError(error: unknown): AppError | null {
+function toAppError(error: unknown, request: FastifyRequest): AppError | null {
   if (error instanceof AppError) return error
   const fastifyError = error as Partial<FastifyError>
-  if (fastifyError.validation) return new AppError(validationKind(fastifyError as FastifyError))
+  if (fastifyError.validation) {
+    return new AppError(validationKind(fastifyError as FastifyError, request))
+  }
   const mapped = fastifyError.code === undefined ? undefined : FASTIFY_CODES[fastifyError.code]
   return mapped === undefined ? null : new AppError(mapped, { cause: error })
 }
@@ -41,7 +61,7 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
 /** Installs the one error handler and the unknown-endpoint handler. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const known = toAppError(error)
+    const known = toAppError(error, request)
     if (known === null) {
       // Unexpected: log everything server-side, answer with no detail.
       request.log.error({ err: error }, 'unexpected error')

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import secureJson from 'secure-json-parse'
 import { AppError } from '../errors.js'
 
-/** SPEC "Wire interface": request bodies are at most 16 KiB. */
+/** docs/decisions.md, "Wire interface": request bodies are at most 16 KiB. */
 export const BODY_LIMIT_BYTES = 16 * 1024
 
 /** The one media type of the v1 wire interface, sent exactly so (no charset parameter). */
@@ -19,7 +19,7 @@ const V1_RANGES = new Set([
 const VERSIONED = /^application\/vnd\.service\.v\d+\+json$/
 
 /**
- * SPEC "Wire interface": v1 is served unless `Accept` names only other versions of our media
+ * docs/decisions.md, "Wire interface": v1 is served unless `Accept` names only other versions of our media
  * type. Ranges with `q=0` are refusals and do not count; unrelated types (a browser's `text/html`)
  * do not make a request unacceptable on their own.
  */

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ERRORS } from '../errors.js'
+import { errorResponse } from './schemas.js'
 
 /**
  * Builds the OpenAPI 3.1 document from the route schemas; register before any route.
@@ -14,13 +14,11 @@ export const openapi = fp(
         info: {
           title: 'campusgate',
           version: options.version,
-          description:
-            'Registration and sessions for a university community mini-program. Error codes: ' +
-            Object.values(ERRORS)
-              .map((row) => `${row.status} ${row.code}`)
-              .join(', '),
+          description: 'Registration and sessions for a university community mini-program.',
         },
         components: {
+          // Answered for any method and path that no operation has.
+          responses: { unknownEndpoint: errorResponse('unknownEndpoint') },
           securitySchemes: {
             sessionKey: {
               type: 'apiKey',

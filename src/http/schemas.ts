@@ -32,12 +32,20 @@ export function errorResponses(...names: ErrorName[]): Record<string, JsonSchema
     byStatus.set(status, [...(byStatus.get(status) ?? []), code])
   }
   const responses: Record<string, JsonSchema> = {}
-  for (const [status, codes] of byStatus) {
-    responses[String(status)] = jsonResponse(codes.join(' | '), {
-      type: 'object',
-      required: ['error'],
-      properties: { error: { type: 'string', enum: [...new Set(codes)] } },
-    })
-  }
+  for (const [status, codes] of byStatus) responses[String(status)] = errorBody([...new Set(codes)])
   return responses
+}
+
+function errorBody(codes: readonly string[]): JsonSchema {
+  return jsonResponse(codes.join(' | '), {
+    type: 'object',
+    required: ['error'],
+    properties: { error: { type: 'string', enum: codes } },
+  })
+}
+
+/** One error row as a reusable response (for `components.responses`). */
+export function errorResponse(name: ErrorName): { description: string } & JsonSchema {
+  const { code } = ERRORS[name]
+  return { ...errorBody([code]), description: code }
 }

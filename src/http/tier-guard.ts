@@ -23,7 +23,7 @@ const RANK: Readonly<Record<Tier, number>> = {
   'university-registered': 2,
 }
 
-/** The session key from `Authorization`: the raw key, or `Bearer <key>` (SPEC). */
+/** The session key from `Authorization`: the raw key, or `Bearer <key>` (docs/decisions.md, "Wire interface"). */
 export function sessionKeyFrom(header: string | undefined): string | null {
   if (header === undefined) return null
   const value = header.trim()

@@ -1,6 +1,9 @@
 import { newId } from '../lib/secrets.js'
-import type { Queryable } from '../db/schema.js'
+import type { Dialect } from '../db/database.js'
+import type { MailOutboxRow, Queryable } from '../db/schema.js'
 import type { Mail } from './transport.js'
+
+// The one store that writes `mail_outbox`.
 
 /**
  * Queues a mail in the caller's transaction, so it exists exactly when the state it announces
@@ -40,7 +43,7 @@ export async function enqueueMail(
  * Abandons the undelivered mails of these registration codes (superseded or ended): their links
  * would only answer 401. The bodies, which hold the links, are wiped.
  */
-export async function abandonMailForCodes(
+export async function abandonMailOfCodes(
   db: Queryable,
   codeIds: readonly string[],
   now: number,
@@ -68,4 +71,73 @@ export async function pruneFinishedMail(db: Queryable, before: number): Promise<
     .where('created_at', '<', before)
     .executeTakeFirst()
   return Number(result.numDeletedRows)
+}
+
+/**
+ * Claims one due mail for `lockMs`, counting the attempt. The conditions are repeated on the outer
+ * UPDATE so that, of several workers (instances) racing for a row, exactly one gets it; on
+ * PostgreSQL the inner SELECT also skips rows another worker has locked.
+ */
+export async function claimDueMail(
+  db: Queryable,
+  dialect: Dialect,
+  now: number,
+  lockMs: number,
+): Promise<MailOutboxRow | null> {
+  const row = await db
+    .updateTable('mail_outbox')
+    .set((eb) => ({ locked_until: now + lockMs, attempts: eb('attempts', '+', 1) }))
+    .where('id', '=', (eb) => {
+      const due = eb
+        .selectFrom('mail_outbox')
+        .select('id')
+        .where('sent_at', 'is', null)
+        .where('abandoned_at', 'is', null)
+        .where('next_attempt_at', '<=', now)
+        .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+        .orderBy('next_attempt_at')
+        .limit(1)
+      return dialect === 'postgres' ? due.forUpdate().skipLocked() : due
+    })
+    .where('sent_at', 'is', null)
+    .where('abandoned_at', 'is', null)
+    .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+    .returningAll()
+    .executeTakeFirst()
+  return row ?? null
+}
+
+// A mail's bodies hold a live link: once it is sent or abandoned they are not kept.
+const WIPED = { text_body: null, html_body: null, locked_until: null } as const
+
+/** Marks a claimed mail abandoned (its link expired before delivery) and wipes its bodies. */
+export async function markMailAbandoned(db: Queryable, mailId: string, now: number): Promise<void> {
+  await db
+    .updateTable('mail_outbox')
+    .set({ ...WIPED, abandoned_at: now })
+    .where('id', '=', mailId)
+    .execute()
+}
+
+/** Releases a claimed mail after a failed delivery, to be tried again at `retryAt`. */
+export async function scheduleMailRetry(
+  db: Queryable,
+  mailId: string,
+  retryAt: number,
+  reason: string,
+): Promise<void> {
+  await db
+    .updateTable('mail_outbox')
+    .set({ locked_until: null, next_attempt_at: retryAt, last_error: reason })
+    .where('id', '=', mailId)
+    .execute()
+}
+
+/** Marks a claimed mail sent and wipes its bodies. */
+export async function markMailSent(db: Queryable, mailId: string, now: number): Promise<void> {
+  await db
+    .updateTable('mail_outbox')
+    .set({ ...WIPED, sent_at: now, last_error: null })
+    .where('id', '=', mailId)
+    .execute()
 }

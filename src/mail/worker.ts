@@ -5,6 +5,7 @@ import type { Dialect } from '../db/database.js'
 import type { Database, MailOutboxRow } from '../db/schema.js'
 import { createPeriodicJob, type PeriodicJob } from '../lib/periodic-job.js'
 import { describeError } from '../lib/describe-error.js'
+import { claimDueMail, markMailAbandoned, markMailSent, scheduleMailRetry } from './outbox.js'
 import type { MailTransport } from './transport.js'
 
 /** `runOnce` delivers every mail that is due now and returns how many were sent. */
@@ -35,43 +36,9 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const baseBackoffMs = options.baseBackoffMs ?? 2000
   const maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000
 
-  /**
-   * Claims one due mail. The conditions are repeated on the outer UPDATE so that, of several
-   * workers (instances) racing for a row, exactly one gets it.
-   */
-  async function claim(now: number): Promise<MailOutboxRow | null> {
-    const row = await db
-      .updateTable('mail_outbox')
-      .set((eb) => ({ locked_until: now + lockMs, attempts: eb('attempts', '+', 1) }))
-      .where('id', '=', (eb) => {
-        let due = eb
-          .selectFrom('mail_outbox')
-          .select('id')
-          .where('sent_at', 'is', null)
-          .where('abandoned_at', 'is', null)
-          .where('next_attempt_at', '<=', now)
-          .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-          .orderBy('next_attempt_at')
-          .limit(1)
-        if (dialect === 'postgres') due = due.forUpdate().skipLocked()
-        return due
-      })
-      .where('sent_at', 'is', null)
-      .where('abandoned_at', 'is', null)
-      .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-      .returningAll()
-      .executeTakeFirst()
-    return row ?? null
-  }
-
   async function deliver(row: MailOutboxRow, now: number): Promise<boolean> {
-    const wiped = { text_body: null, html_body: null, locked_until: null }
     if (row.expires_at <= now || row.text_body === null || row.html_body === null) {
-      await db
-        .updateTable('mail_outbox')
-        .set({ ...wiped, abandoned_at: now })
-        .where('id', '=', row.id)
-        .execute()
+      await markMailAbandoned(db, row.id, now)
       log.warn(
         { mailId: row.id, attempts: row.attempts - 1 },
         'mail abandoned: its link expired before delivery',
@@ -88,23 +55,14 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     } catch (error) {
       const retryAt = clock.now().getTime() + backoffMs(row.attempts, baseBackoffMs, maxBackoffMs)
       const reason = describeError(error)
-      await db
-        .updateTable('mail_outbox')
-        .set({ locked_until: null, next_attempt_at: retryAt, last_error: reason })
-        .where('id', '=', row.id)
-        .execute()
+      await scheduleMailRetry(db, row.id, retryAt, reason)
       log.warn(
         { mailId: row.id, attempt: row.attempts, retryAt: new Date(retryAt), reason },
         'mail delivery failed',
       )
       return false
     }
-    // Sent: the bodies held a live link, so they are not kept.
-    await db
-      .updateTable('mail_outbox')
-      .set({ ...wiped, sent_at: clock.now().getTime(), last_error: null })
-      .where('id', '=', row.id)
-      .execute()
+    await markMailSent(db, row.id, clock.now().getTime())
     log.info({ mailId: row.id, attempt: row.attempts }, 'mail sent')
     return true
   }
@@ -113,7 +71,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
     let sent = 0
     for (;;) {
       const now = clock.now().getTime()
-      const row = await claim(now)
+      const row = await claimDueMail(db, dialect, now, lockMs)
       if (row === null) return sent
       if (await deliver(row, now)) sent += 1
     }

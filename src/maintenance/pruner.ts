@@ -6,7 +6,7 @@ import type { Database } from '../db/schema.js'
 import { pruneFinishedMail } from '../mail/outbox.js'
 import { newId } from '../lib/secrets.js'
 import type { Sessions } from '../sessions/service.js'
-import { pruneUniversity } from '../university/store.js'
+import { deleteExpiredCodesAndAttempts } from '../university/store.js'
 import { createPeriodicJob, type PeriodicJob } from '../lib/periodic-job.js'
 
 export interface PruneCounts {
@@ -55,7 +55,7 @@ export function createPruner(options: PrunerOptions): Pruner {
       if (batch < BATCH) break
     }
     const now = clock.now().getTime()
-    const codesAndAttempts = await pruneUniversity(db, now)
+    const codesAndAttempts = await deleteExpiredCodesAndAttempts(db, now)
     const mails = await pruneFinishedMail(db, now - mailRetentionMs)
     const counts = { sessions: ended, codesAndAttempts, mails }
     if (counts.sessions + counts.codesAndAttempts + counts.mails > 0)

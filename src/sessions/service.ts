@@ -1,19 +1,9 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/schema.js'
-import { deleteMailOfUser } from '../mail/outbox.js'
-import { endPendingForUser } from '../university/store.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
-import {
-  clearUserCredentials,
-  deleteSession,
-  deleteUser,
-  findExpiredSessionIds,
-  findSessionByKeyHash,
-  replaceSession,
-  touchSession,
-  upsertUser,
-} from './store.js'
+import { endSession, eraseUser, registerUser } from '../accounts/lifecycle.js'
+import { findExpiredSessionIds, findSessionByKeyHash, touchSession } from './store.js'
 
 export type Tier = 'messenger-registered' | 'university-registered'
 
@@ -54,16 +44,9 @@ export interface SessionsOptions {
 }
 
 export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOptions): Sessions {
-  /** SPEC "Sessions": logout and expiry leave the user row but drop every credential. */
-  async function end(sessionId: string): Promise<boolean> {
+  function end(sessionId: string): Promise<boolean> {
     const now = clock.now().getTime()
-    return db.transaction().execute(async (trx) => {
-      const userId = await deleteSession(trx, sessionId)
-      if (userId === null) return false
-      await clearUserCredentials(trx, userId, now)
-      await endPendingForUser(trx, userId, now)
-      return true
-    })
+    return db.transaction().execute((trx) => endSession(trx, sessionId, now))
   }
 
   return {
@@ -71,8 +54,8 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
       const expiresAt = now + ttlMs
-      await db.transaction().execute(async (trx) => {
-        const user = await upsertUser(
+      await db.transaction().execute((trx) =>
+        registerUser(
           trx,
           {
             id: newId(),
@@ -80,14 +63,10 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
             unionId: identity.unionId,
             messengerSessionKeyHash: hashSecret(identity.sessionKey),
           },
+          { id: newId(), keyHash: hashSecret(sessionKey), expiresAt },
           now,
-        )
-        await replaceSession(
-          trx,
-          { id: newId(), userId: user.id, keyHash: hashSecret(sessionKey), expiresAt },
-          now,
-        )
-      })
+        ),
+      )
       return { sessionKey, expiresAt: new Date(expiresAt) }
     },
 
@@ -120,12 +99,7 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
     },
 
     async eraseUser(userId) {
-      await db.transaction().execute(async (trx) => {
-        // Sent or queued, the user's mails go too: they hold the user's address and links.
-        await deleteMailOfUser(trx, userId)
-        // Sessions, codes and attempts go with the user row (foreign keys cascade).
-        await deleteUser(trx, userId)
-      })
+      await db.transaction().execute((trx) => eraseUser(trx, userId))
     },
 
     async endExpired(limit) {

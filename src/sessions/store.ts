@@ -1,4 +1,6 @@
-import type { Queryable, UserRow } from '../db/schema.js'
+import type { Queryable } from '../db/schema.js'
+
+// The one store that writes the `sessions` table.
 
 /** A live session joined with the fields of its user that the guard needs. */
 export interface SessionRecord {
@@ -8,38 +10,6 @@ export interface SessionRecord {
   expiresAt: number
   touchedAt: number
   universityLinked: boolean
-}
-
-/**
- * Creates the user on first registration or refreshes its messenger data; one row per openId
- * whatever the race (the unique key decides).
- */
-export async function upsertUser(
-  db: Queryable,
-  user: { id: string; openId: string; unionId: string | null; messengerSessionKeyHash: string },
-  now: number,
-): Promise<UserRow> {
-  return db
-    .insertInto('users')
-    .values({
-      id: user.id,
-      open_id: user.openId,
-      union_id: user.unionId,
-      messenger_session_key_hash: user.messengerSessionKeyHash,
-      university_token_hash: null,
-      university_linked_at: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) =>
-      oc.column('open_id').doUpdateSet((eb) => ({
-        messenger_session_key_hash: eb.ref('excluded.messenger_session_key_hash'),
-        union_id: eb.fn.coalesce('excluded.union_id', 'users.union_id'),
-        updated_at: eb.ref('excluded.updated_at'),
-      })),
-    )
-    .returningAll()
-    .executeTakeFirstOrThrow()
 }
 
 /** Installs the user's one live session, replacing (and so ending) any earlier one. */
@@ -150,22 +120,4 @@ export async function findExpiredSessionIds(
     .limit(limit)
     .execute()
   return rows.map((row) => row.id)
-}
-
-/** SPEC "Sessions": ending a session nullifies the messenger session key and university token. */
-export async function clearUserCredentials(
-  db: Queryable,
-  userId: string,
-  now: number,
-): Promise<void> {
-  await db
-    .updateTable('users')
-    .set({ messenger_session_key_hash: null, university_token_hash: null, updated_at: now })
-    .where('id', '=', userId)
-    .execute()
-}
-
-/** Deletes the user; sessions, codes and attempts go with it (foreign keys cascade). */
-export async function deleteUser(db: Queryable, userId: string): Promise<void> {
-  await db.deleteFrom('users').where('id', '=', userId).execute()
 }

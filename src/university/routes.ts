@@ -13,7 +13,7 @@ export interface UniversityRoutesOptions {
   publicBaseUrl: string
 }
 
-/** The seed's three no-cache headers, plus no Referer to the identity provider (SPEC). */
+/** The seed's three no-cache headers, plus no Referer to the identity provider (docs/decisions.md, "Tier 2 round trip"). */
 const NO_CACHE = {
   'cache-control': 'no-cache, no-store, must-revalidate',
   pragma: 'no-cache',
@@ -36,7 +36,7 @@ export async function universityRoutes(
   { university, publicBaseUrl }: UniversityRoutesOptions,
 ): Promise<void> {
   await app.register(cookie)
-  // SPEC: Secure and the __Host- prefix when served over https. Browsers accept __Host- cookies
+  // docs/decisions.md, "Tier 2 round trip": Secure and the __Host- prefix when served over https. Browsers accept __Host- cookies
   // only with Path=/, so the prefixed cookie is scoped to the whole host.
   const secure = publicBaseUrl.startsWith('https:')
   const cookieName = secure ? '__Host-campusgate-attempt' : 'campusgate-attempt'
@@ -46,6 +46,7 @@ export async function universityRoutes(
     '/register/university',
     {
       onRequest: [app.limitSensitive, app.requireTier('messenger-registered')],
+      config: { invalidFieldErrors: { '/email': 'invalidEmail' } },
       schema: {
         summary: 'Tier 2, step 1: email a confirmation link',
         tags: ['registration'],

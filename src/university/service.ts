@@ -4,7 +4,6 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { CallbackBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
-import { enqueueMail } from '../mail/outbox.js'
 import {
   generateSecret,
   hashSecret,
@@ -14,16 +13,8 @@ import {
 } from '../lib/secrets.js'
 import type { UniversityClient } from './client.js'
 import { confirmationEmail } from './confirmation-email.js'
-import {
-  endPendingForUser,
-  findLiveCode,
-  findOpenAttempt,
-  findUserIdByOpenId,
-  insertAttempt,
-  insertCode,
-  linkUniversity,
-  transitionAttempt,
-} from './store.js'
+import { issueRegistrationCode, linkUniversityAccount } from '../accounts/lifecycle.js'
+import { findLiveCode, findOpenAttempt, insertAttempt, transitionAttempt } from './store.js'
 
 export type CallbackOutcome = 'linked' | 'denied' | 'failed' | 'ignored'
 
@@ -93,7 +84,7 @@ export function createUniversity(options: UniversityOptions): University {
   const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
   const ignored: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
 
-  /** SPEC: a refused callback changes nothing and is logged as a security event, secrets aside. */
+  /** docs/decisions.md, "Tier 2 round trip": a refused callback changes nothing and is logged as a security event, secrets aside. */
   function refuse(reason: string, input: CallbackInput): CallbackResult {
     log.warn(
       {
@@ -115,10 +106,16 @@ export function createUniversity(options: UniversityOptions): University {
       const link = `${options.publicBaseUrl}/authorize/university?universityRegistrationCode=${code}`
       const mail = confirmationEmail(email, link, options.registrationCodeTtlMs)
       const codeId = newId()
-      await db.transaction().execute(async (trx) => {
-        await insertCode(trx, { id: codeId, userId, codeHash: hashSecret(code), expiresAt }, now)
-        await enqueueMail(trx, mail, { now, expiresAt }, { userId, registrationCodeId: codeId })
-      })
+      await db
+        .transaction()
+        .execute((trx) =>
+          issueRegistrationCode(
+            trx,
+            { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
+            mail,
+            now,
+          ),
+        )
       if (options.logLinks) {
         log.info({ link }, 'no SMTP_URL: confirmation email written to the outbox folder')
       }
@@ -179,9 +176,7 @@ export function createUniversity(options: UniversityOptions): University {
       }
 
       const now = clock.now().getTime()
-      const userId = await findUserIdByOpenId(db, input.state)
-      if (userId === null) return refuse('state names no user', input)
-      const attempt = await findOpenAttempt(db, userId, cookieHash, now)
+      const attempt = await findOpenAttempt(db, input.state, cookieHash, now)
       if (attempt === null) return refuse('no attempt in progress for this browser', input)
       const boundToBrowser = cookieHash !== null
 
@@ -209,14 +204,17 @@ export function createUniversity(options: UniversityOptions): University {
         )
         return { outcome: 'failed', boundToBrowser }
       }
-      const linked = await db.transaction().execute(async (trx) => {
-        // A logout during the exchange ended the attempt; then nothing is linked.
-        if (!(await transitionAttempt(trx, attempt.id, 'exchanging', 'completed', doneAt)))
-          return false
-        await linkUniversity(trx, userId, hashSecret(exchange.token), doneAt)
-        await endPendingForUser(trx, userId, doneAt)
-        return true
-      })
+      const linked = await db.transaction().execute((trx) =>
+        linkUniversityAccount(
+          trx,
+          {
+            attemptId: attempt.id,
+            userId: attempt.user_id,
+            tokenHash: hashSecret(exchange.token),
+          },
+          doneAt,
+        ),
+      )
       if (!linked) return refuse('attempt ended during the token exchange', input)
       log.info({ event: 'university-linked', attemptId: attempt.id }, 'university account linked')
       return { outcome: 'linked', boundToBrowser }

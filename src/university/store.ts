@@ -1,14 +1,13 @@
-import type { AttemptStatus, UniversityAttemptRow } from '../db/schema.js'
-import { abandonMailForCodes } from '../mail/outbox.js'
-import type { Queryable } from '../db/schema.js'
+import type { AttemptStatus, Queryable, UniversityAttemptRow } from '../db/schema.js'
 
-/** Stores a new registration code after retiring the user's older ones (they are superseded). */
+// The one store that writes `registration_codes` and `university_attempts`.
+
+/** Stores a new registration code. */
 export async function insertCode(
   db: Queryable,
   code: { id: string; userId: string; codeHash: string; expiresAt: number },
   now: number,
 ): Promise<void> {
-  await endPendingForUser(db, code.userId, now)
   await db
     .insertInto('registration_codes')
     .values({
@@ -72,23 +71,27 @@ export async function insertAttempt(
 }
 
 /**
- * The attempt a callback may act on: redirected, unexpired, of the user named by `state`, and —
- * when bound — the one whose cookie the browser brought. Unbound, the newest one.
+ * The attempt a callback may act on: redirected, unexpired, of the user whose openId is `state`,
+ * and — when bound — the one whose cookie the browser brought. Unbound, the newest one.
  */
 export async function findOpenAttempt(
   db: Queryable,
-  userId: string,
+  openId: string,
   cookieHash: string | null,
   now: number,
 ): Promise<UniversityAttemptRow | null> {
   let query = db
     .selectFrom('university_attempts')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .where('status', '=', 'redirected')
-    .where('expires_at', '>', now)
-  if (cookieHash !== null) query = query.where('cookie_hash', '=', cookieHash)
-  const row = await query.orderBy('created_at', 'desc').limit(1).executeTakeFirst()
+    .innerJoin('users', 'users.id', 'university_attempts.user_id')
+    .selectAll('university_attempts')
+    .where('users.open_id', '=', openId)
+    .where('university_attempts.status', '=', 'redirected')
+    .where('university_attempts.expires_at', '>', now)
+  if (cookieHash !== null) query = query.where('university_attempts.cookie_hash', '=', cookieHash)
+  const row = await query
+    .orderBy('university_attempts.created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst()
   return row ?? null
 }
 
@@ -112,18 +115,22 @@ export async function transitionAttempt(
   return result.numUpdatedRows > 0n
 }
 
-/** Ends the user's codes and unfinished attempts: their emailed links answer 401 from now on. */
-export async function endPendingForUser(db: Queryable, userId: string, now: number): Promise<void> {
-  const codes = await db
+/** Deletes every registration code of the user; returns their ids. */
+export async function deleteCodesOfUser(db: Queryable, userId: string): Promise<string[]> {
+  const rows = await db
     .deleteFrom('registration_codes')
     .where('user_id', '=', userId)
     .returning('id')
     .execute()
-  await abandonMailForCodes(
-    db,
-    codes.map((code) => code.id),
-    now,
-  )
+  return rows.map((row) => row.id)
+}
+
+/** Marks the user's redirected or exchanging attempts ended: their callbacks change nothing. */
+export async function endOpenAttemptsOfUser(
+  db: Queryable,
+  userId: string,
+  now: number,
+): Promise<void> {
   await db
     .updateTable('university_attempts')
     .set({ status: 'ended', finished_at: now })
@@ -132,22 +139,8 @@ export async function endPendingForUser(db: Queryable, userId: string, now: numb
     .execute()
 }
 
-/** Records the identity provider's token (hashed) on the user: the user is tier 2 from now on. */
-export async function linkUniversity(
-  db: Queryable,
-  userId: string,
-  tokenHash: string,
-  now: number,
-): Promise<void> {
-  await db
-    .updateTable('users')
-    .set({ university_token_hash: tokenHash, university_linked_at: now, updated_at: now })
-    .where('id', '=', userId)
-    .execute()
-}
-
-/** Deletes codes and finished or expired attempts that can no longer be used. */
-export async function pruneUniversity(db: Queryable, now: number): Promise<number> {
+/** Deletes expired codes and expired attempts (finished or not): they can no longer be used. */
+export async function deleteExpiredCodesAndAttempts(db: Queryable, now: number): Promise<number> {
   const codes = await db
     .deleteFrom('registration_codes')
     .where('expires_at', '<', now)
@@ -157,13 +150,4 @@ export async function pruneUniversity(db: Queryable, now: number): Promise<numbe
     .where('expires_at', '<=', now)
     .executeTakeFirst()
   return Number(codes.numDeletedRows + attempts.numDeletedRows)
-}
-
-export async function findUserIdByOpenId(db: Queryable, openId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom('users')
-    .select('id')
-    .where('open_id', '=', openId)
-    .executeTakeFirst()
-  return row?.id ?? null
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
 import { after, before, describe, it } from 'node:test'
+import { hashSecret } from '../../src/lib/secrets.js'
 import { call, MEDIA_TYPE } from '../helpers/service.js'
 import {
   attemptStatusesOf,
@@ -18,7 +18,6 @@ import {
 } from '../helpers/stack.js'
 
 const MINUTE = 60_000
-const sha256Hex = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex')
 
 async function assertInvalidCode(link: string): Promise<void> {
   const response = await call(link)
@@ -93,7 +92,7 @@ describe('GET /authorize/university', () => {
       .selectAll()
       .execute()
     assert.ok(!JSON.stringify(attempts).includes(cookie.value), 'the cookie is not stored in clear')
-    assert.equal(attempts.filter((a) => a.cookie_hash === sha256Hex(cookie.value)).length, 1)
+    assert.equal(attempts.filter((a) => a.cookie_hash === hashSecret(cookie.value)).length, 1)
   })
 
   for (const [what, query] of [

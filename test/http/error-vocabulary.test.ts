@@ -1,9 +1,20 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { ERRORS } from '../../src/errors.js'
+import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../../src/http/schemas.js'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
 import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+import { documentationProblems, type ProducedError } from '../helpers/documentation.js'
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+
+/** The route a request path names in the OpenAPI document; `null` for an unknown endpoint. */
+function routeOf(path: string): string | null {
+  const route = path.split('?')[0] ?? ''
+  return route === '/nowhere' ? null : route
+}
 
 /**
  * Every row of the error table is produced by a real request here, and documented in the OpenAPI
@@ -12,14 +23,56 @@ import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
 describe('the error vocabulary', () => {
   let stack: Stack
   const produced = new Map<string, number>()
+  const answered: ProducedError[] = []
 
   before(async () => {
     stack = await startStack(
       { MESSENGER_ALLOWED_APP_IDS: `${SANDBOX_APP.appId},wx-offline` },
       // No campusgate route needs tier 2; the app's own routes behind the guard do.
       {
-        extend: (app) =>
-          app.get('/forum', { onRequest: app.requireTier('university-registered') }, () => ({})),
+        extend: (app) => {
+          // The app's own routes, documented as docs/tier-guard.md shows.
+          app.get(
+            '/forum',
+            {
+              onRequest: app.requireTier('university-registered'),
+              schema: {
+                response: {
+                  200: jsonResponse('The forum.', EMPTY_OBJECT),
+                  ...errorResponses(
+                    'missingAuthorizationHeader',
+                    'invalidSessionKey',
+                    'insufficientRegistrationTier',
+                  ),
+                },
+              },
+            },
+            () => ({}),
+          )
+          app.post(
+            '/forum/threads',
+            {
+              onRequest: app.requireTier('messenger-registered'),
+              schema: {
+                body: {
+                  type: 'object',
+                  required: ['title'],
+                  properties: { title: { type: 'string', minLength: 1, maxLength: 200 } },
+                },
+                response: {
+                  200: jsonResponse('The new thread.', EMPTY_OBJECT),
+                  ...errorResponses(
+                    'missingRequiredKeys',
+                    'invalidValue',
+                    'missingAuthorizationHeader',
+                    'invalidSessionKey',
+                  ),
+                },
+              },
+            },
+            () => ({}),
+          )
+        },
       },
     )
   })
@@ -36,10 +89,11 @@ describe('the error vocabulary', () => {
     assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
     assert.deepEqual(response.body, { error: code })
     produced.set(code, status)
+    answered.push({ method: init?.method ?? 'GET', path: routeOf(path), status, code })
     return response
   }
 
-  it('produces every 4xx code of the seed and of SPEC.md', async () => {
+  it('produces every 4xx code of the seed and of docs/decisions.md', async () => {
     const { sessionKey } = await registerMessenger(stack)
     const auth = { authorization: sessionKey }
     await expectError(
@@ -106,6 +160,34 @@ describe('the error vocabulary', () => {
     )
   })
 
+  it('answers invalid-value, not missing-required-keys, for a present field that breaks its schema (issue 13)', async () => {
+    const { sessionKey } = await registerMessenger(stack)
+    const post = (json: unknown) => ({
+      method: 'POST',
+      headers: { authorization: sessionKey },
+      json,
+    })
+    await expectError(
+      '/forum/threads',
+      post({ title: 'x'.repeat(300) }),
+      400,
+      '@bad-request/invalid-value',
+    )
+    await expectError(
+      '/forum/threads',
+      post({ title: '' }),
+      400,
+      '@bad-request/missing-required-keys',
+    )
+    await expectError(
+      '/forum/threads',
+      post({ title: 7 }),
+      400,
+      '@bad-request/missing-required-keys',
+    )
+    await expectError('/forum/threads', post({}), 400, '@bad-request/missing-required-keys')
+  })
+
   it('produces 403 insufficient-registration-tier from the tier guard', async () => {
     const { sessionKey } = await registerMessenger(stack)
     await expectError(
@@ -133,6 +215,12 @@ describe('the error vocabulary', () => {
       assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/)
       assert.deepEqual(response.body, { error: '@too-many-requests/rate-limit-exceeded' })
       produced.set('@too-many-requests/rate-limit-exceeded', 429)
+      answered.push({
+        method: 'GET',
+        path: '/authorize/university',
+        status: 429,
+        code: '@too-many-requests/rate-limit-exceeded',
+      })
     } finally {
       await limited.close()
     }
@@ -164,11 +252,34 @@ describe('the error vocabulary', () => {
     )
   })
 
-  it('has produced every code of the table, and the OpenAPI document lists them all', async () => {
-    const documented = JSON.stringify((await call(`${stack.service.url}/openapi.json`)).body ?? {})
+  it('has produced every code of the table, each documented by the route that answered it and in the README', async () => {
+    const document = (await call(`${stack.service.url}/openapi.json`)).body
     for (const { status, code } of Object.values(ERRORS)) {
       assert.equal(produced.get(code), status, `${code} was not produced`)
-      assert.ok(documented.includes(code), `${code} is missing from openapi.json`)
     }
+    assert.deepEqual(documentationProblems(ERRORS, document, README, answered), [])
+  })
+
+  it('fails the documentation check when a code goes undocumented', async () => {
+    const document = (await call(`${stack.service.url}/openapi.json`)).body
+    const responses = document.paths['/register/university'].post.responses
+    const errorSchema = responses['400'].content[MEDIA_TYPE].schema.properties.error as {
+      enum: string[]
+    }
+    errorSchema.enum = errorSchema.enum.filter((code) => code !== '@bad-request/invalid-email')
+    assert.deepEqual(documentationProblems(ERRORS, document, README, answered), [
+      'POST /register/university answered 400 @bad-request/invalid-email, which it does not document',
+      '400 @bad-request/invalid-email is documented by no operation',
+    ])
+    const withoutRow = README.replace(/^\| 502 .*$/m, '')
+    assert.deepEqual(
+      documentationProblems(
+        ERRORS,
+        (await call(`${stack.service.url}/openapi.json`)).body,
+        withoutRow,
+        answered,
+      ),
+      ['502 @bad-gateway/messenger-platform-unavailable is missing from the README'],
+    )
   })
 })

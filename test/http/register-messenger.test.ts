@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { hashSecret } from '../../src/lib/secrets.js'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 import { call, freePort, MEDIA_TYPE, startService } from '../helpers/service.js'
 import {
@@ -11,10 +11,9 @@ import {
   registerUniversity,
   sessionOf,
   startStack,
+  userRowOf,
   type Stack,
 } from '../helpers/stack.js'
-
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex')
 
 describe('POST /register/messenger', () => {
   let stack: Stack
@@ -43,17 +42,13 @@ describe('POST /register/messenger', () => {
   it('stores the session key and the messenger session key only as SHA-256', async () => {
     const { sessionKey, openId } = await registerMessenger(stack)
     const db = stack.service.db.kysely
-    const user = await db
-      .selectFrom('users')
-      .selectAll()
-      .where('open_id', '=', openId)
-      .executeTakeFirstOrThrow()
+    const user = await userRowOf(stack, openId)
     const session = await db
       .selectFrom('sessions')
       .selectAll()
       .where('user_id', '=', user.id)
       .executeTakeFirstOrThrow()
-    assert.equal(session.key_hash, sha256(sessionKey))
+    assert.equal(session.key_hash, hashSecret(sessionKey))
     assert.match(user.messenger_session_key_hash!, /^[0-9a-f]{64}$/)
     const dump = JSON.stringify(await db.selectFrom('sessions').selectAll().execute())
     assert.ok(!dump.includes(sessionKey))

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
+import { hashSecret } from '../../src/lib/secrets.js'
 import type { ParsedMail } from 'mailparser'
 import { call, MEDIA_TYPE } from '../helpers/service.js'
 import { linkIn } from '../helpers/smtp-sink.js'
@@ -25,8 +25,6 @@ function recipients(mail: ParsedMail): string[] {
   const to = mail.to === undefined ? [] : Array.isArray(mail.to) ? mail.to : [mail.to]
   return to.flatMap((group) => group.value.map((address) => address.address ?? ''))
 }
-
-const sha256Hex = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex')
 
 describe('POST /register/university', () => {
   let stack: Stack
@@ -150,7 +148,7 @@ describe('POST /register/university', () => {
     assert.ok(!JSON.stringify(all).includes(code), 'the code in clear is nowhere in the table')
     const mine = all.filter((row) => row.user_id === id)
     assert.equal(mine.length, 1, 'the newer code replaced the older one')
-    assert.equal(mine[0].code_hash, sha256Hex(code))
+    assert.equal(mine[0].code_hash, hashSecret(code))
     assert.equal(mine[0].expires_at - mine[0].created_at, 30 * 60_000)
   })
 

@@ -6,6 +6,7 @@ import {
   registerUniversity,
   sessionOf,
   startStack,
+  userRowOf,
   type Stack,
 } from '../helpers/stack.js'
 
@@ -36,8 +37,7 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
   after(() => stack.close())
 
   const db = () => stack.service.db.kysely
-  const userRow = (openId: string) =>
-    db().selectFrom('users').selectAll().where('open_id', '=', openId).executeTakeFirstOrThrow()
+  const userRow = (openId: string) => userRowOf(stack, openId)
   const sessionRow = (openId: string) =>
     db()
       .selectFrom('sessions')

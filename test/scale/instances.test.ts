@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
+import { spawnService, stopProcess, waitUntilServing } from '../helpers/process.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 import { call, freePort } from '../helpers/service.js'
 import { linkIn, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
@@ -14,7 +14,7 @@ import { CLIENT_ID, startProviders } from '../helpers/stack.js'
  * providers and the SMTP server are real servers on loopback, shared by all three.
  */
 describe('three instances on one PostgreSQL and one Redis', () => {
-  const instances: { url: string; process: ChildProcess; output: () => string }[] = []
+  const instances: ReturnType<typeof startInstance>[] = []
   let database: TestDatabase
   let providers: FastifyInstance
   let providersUrl: string
@@ -50,11 +50,13 @@ describe('three instances on one PostgreSQL and one Redis', () => {
       )
     }
     // All three start at once, so all three run the migrations at once.
-    await Promise.all(instances.map((instance) => waitUntilUp(instance)))
+    await Promise.all(
+      instances.map((instance) => waitUntilServing(instance.run, `${instance.url}/openapi.json`)),
+    )
   })
 
   after(async () => {
-    await Promise.all(instances.map((instance) => stopInstance(instance.process)))
+    await Promise.all(instances.map((instance) => stopProcess(instance.run)))
     await providers?.close()
     await smtp?.stop()
     await database?.drop()
@@ -203,35 +205,7 @@ describe('three instances on one PostgreSQL and one Redis', () => {
   })
 })
 
+/** One instance: its own process and the address it serves on. */
 function startInstance(env: Record<string, string | undefined>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  return { url: `http://127.0.0.1:${env.PORT}`, process: child, output: () => output }
-}
-
-async function waitUntilUp(instance: { url: string; process: ChildProcess; output: () => string }) {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (instance.process.exitCode !== null) throw new Error(`instance exited: ${instance.output()}`)
-    try {
-      const response = await fetch(`${instance.url}/openapi.json`)
-      if (response.ok) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`instance did not start: ${instance.output()}`)
-}
-
-async function stopInstance(child: ChildProcess) {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
+  return { url: `http://127.0.0.1:${env.PORT}`, run: spawnService(env) }
 }

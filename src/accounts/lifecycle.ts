@@ -1,0 +1,96 @@
+import type { Queryable } from '../db/schema.js'
+import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
+import type { Mail } from '../mail/transport.js'
+import { deleteSession, replaceSession } from '../sessions/store.js'
+import {
+  deleteCodesOfUser,
+  endOpenAttemptsOfUser,
+  insertCode,
+  transitionAttempt,
+} from '../university/store.js'
+import { deleteUser, nullifyCredentials, setUniversityToken, upsertUser } from '../users/store.js'
+
+/*
+ * Every change that writes more than one domain's tables, one function each, in the caller's
+ * transaction. Each reads top to bottom; the domain services own the transactions and call these.
+ * The rules they follow are in docs/decisions.md.
+ */
+
+/** Tier 1: creates or refreshes the user and installs its one live session (ending any older one). */
+export async function registerUser(
+  trx: Queryable,
+  user: { id: string; openId: string; unionId: string | null; messengerSessionKeyHash: string },
+  session: { id: string; keyHash: string; expiresAt: number },
+  now: number,
+): Promise<void> {
+  const { id: userId } = await upsertUser(trx, user, now)
+  await replaceSession(trx, { ...session, userId }, now)
+}
+
+/**
+ * Logout and expiry: the session goes, the user's messenger session key and university token are
+ * nullified, and every pending confirmation link dies. `false` when the session was already gone.
+ */
+export async function endSession(trx: Queryable, sessionId: string, now: number): Promise<boolean> {
+  const userId = await deleteSession(trx, sessionId)
+  if (userId === null) return false
+  await nullifyCredentials(trx, userId, now)
+  await retirePendingRegistration(trx, userId, now)
+  return true
+}
+
+/**
+ * Ends the user's registration codes and unfinished attempts, and abandons the undelivered mails
+ * that carry those codes: their links would only answer 401.
+ */
+export async function retirePendingRegistration(
+  trx: Queryable,
+  userId: string,
+  now: number,
+): Promise<void> {
+  const codeIds = await deleteCodesOfUser(trx, userId)
+  await abandonMailOfCodes(trx, codeIds, now)
+  await endOpenAttemptsOfUser(trx, userId, now)
+}
+
+/** Tier 2, step 1: a new code supersedes the user's older ones, and its mail is queued with it. */
+export async function issueRegistrationCode(
+  trx: Queryable,
+  code: { id: string; userId: string; codeHash: string; expiresAt: number },
+  mail: Mail,
+  now: number,
+): Promise<void> {
+  await retirePendingRegistration(trx, code.userId, now)
+  await insertCode(trx, code, now)
+  await enqueueMail(
+    trx,
+    mail,
+    { now, expiresAt: code.expiresAt },
+    {
+      userId: code.userId,
+      registrationCodeId: code.id,
+    },
+  )
+}
+
+/**
+ * Tier 2, last step: completes the exchanging attempt and records the token on the user. `false`
+ * when the attempt was ended meanwhile (a logout during the token exchange): nothing is linked.
+ */
+export async function linkUniversityAccount(
+  trx: Queryable,
+  link: { attemptId: string; userId: string; tokenHash: string },
+  now: number,
+): Promise<boolean> {
+  if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) return false
+  await setUniversityToken(trx, link.userId, link.tokenHash, now)
+  await retirePendingRegistration(trx, link.userId, now)
+  return true
+}
+
+/** Erasure: the user's mails (sent or queued) go, then the user with everything that cascades. */
+export async function eraseUser(trx: Queryable, userId: string): Promise<void> {
+  await deleteMailOfUser(trx, userId)
+  // Sessions, codes and attempts go with the user row (foreign keys cascade).
+  await deleteUser(trx, userId)
+}

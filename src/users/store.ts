@@ -1,0 +1,79 @@
+import type { Queryable, UserRow } from '../db/schema.js'
+
+// The one store that writes the `users` table.
+
+/**
+ * Creates the user on first registration or refreshes its messenger data; one row per openId
+ * whatever the race (the unique key decides).
+ */
+export async function upsertUser(
+  db: Queryable,
+  user: { id: string; openId: string; unionId: string | null; messengerSessionKeyHash: string },
+  now: number,
+): Promise<UserRow> {
+  return db
+    .insertInto('users')
+    .values({
+      id: user.id,
+      open_id: user.openId,
+      union_id: user.unionId,
+      messenger_session_key_hash: user.messengerSessionKeyHash,
+      university_token_hash: null,
+      university_linked_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) =>
+      oc.column('open_id').doUpdateSet((eb) => ({
+        messenger_session_key_hash: eb.ref('excluded.messenger_session_key_hash'),
+        union_id: eb.fn.coalesce('excluded.union_id', 'users.union_id'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+/**
+ * Nullifies the messenger session key and the university token (docs/decisions.md, "Sessions"):
+ * the user is back to needing tier 2, and the row itself stays.
+ */
+export async function nullifyCredentials(
+  db: Queryable,
+  userId: string,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ messenger_session_key_hash: null, university_token_hash: null, updated_at: now })
+    .where('id', '=', userId)
+    .execute()
+}
+
+/** Records the identity provider's token (hashed) on the user: the user is tier 2 from now on. */
+export async function setUniversityToken(
+  db: Queryable,
+  userId: string,
+  tokenHash: string,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ university_token_hash: tokenHash, university_linked_at: now, updated_at: now })
+    .where('id', '=', userId)
+    .execute()
+}
+
+/** Deletes the user; sessions, codes and attempts go with it (foreign keys cascade). */
+export async function deleteUser(db: Queryable, userId: string): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', userId).execute()
+}
+
+export async function findUserIdByOpenId(db: Queryable, openId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('open_id', '=', openId)
+    .executeTakeFirst()
+  return row?.id ?? null
+}
