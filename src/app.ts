@@ -116,6 +116,9 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     mailTransport.close()
   })
 
+  db.onConnectionError((error) =>
+    app.log.warn({ err: error }, 'database connection lost; the pool reconnects on demand'),
+  )
   registerErrorHandling(app)
   await app.register(openapi, { version: VERSION })
   await app.register(mediaType)

@@ -32,6 +32,7 @@ export const ERRORS = {
     status: 502,
     code: '@bad-gateway/messenger-platform-unavailable',
   },
+  databaseUnavailable: { status: 503, code: '@service-unavailable/database-unavailable' },
 } as const satisfies Record<string, { status: number; code: string }>
 
 export type ErrorName = keyof typeof ERRORS

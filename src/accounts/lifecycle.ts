@@ -1,19 +1,29 @@
 import type { Queryable } from '../db/schema.js'
 import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
 import type { Mail } from '../mail/transport.js'
-import { deleteSession, replaceSession } from '../sessions/store.js'
+import { deleteSession, findSessionOwner, replaceSession } from '../sessions/store.js'
 import {
   deleteCodesOfUser,
   endOpenAttemptsOfUser,
   insertCode,
   transitionAttempt,
 } from '../university/store.js'
-import { deleteUser, nullifyCredentials, setUniversityToken, upsertUser } from '../users/store.js'
+import {
+  deleteUser,
+  lockUser,
+  nullifyCredentials,
+  setUniversityToken,
+  upsertUser,
+} from '../users/store.js'
 
 /*
  * Every change that writes more than one domain's tables, one function each, in the caller's
  * transaction. Each reads top to bottom; the domain services own the transactions and call these.
  * The rules they follow are in docs/decisions.md.
+ *
+ * Lock order (docs/architecture.md): each function first locks the user's row (the upsert of
+ * registration does so by writing it), then touches the user's other rows. Two of them racing for
+ * one user therefore queue on that row instead of deadlocking on PostgreSQL.
  */
 
 /** Tier 1: creates or refreshes the user and installs its one live session (ending any older one). */
@@ -32,6 +42,8 @@ export async function registerUser(
  * nullified, and every pending confirmation link dies. `false` when the session was already gone.
  */
 export async function endSession(trx: Queryable, sessionId: string, now: number): Promise<boolean> {
+  const owner = await findSessionOwner(trx, sessionId)
+  if (owner === null || !(await lockUser(trx, owner))) return false
   const userId = await deleteSession(trx, sessionId)
   if (userId === null) return false
   await nullifyCredentials(trx, userId, now)
@@ -60,6 +72,7 @@ export async function issueRegistrationCode(
   mail: Mail,
   now: number,
 ): Promise<void> {
+  await lockUser(trx, code.userId)
   await retirePendingRegistration(trx, code.userId, now)
   await insertCode(trx, code, now)
   await enqueueMail(
@@ -82,6 +95,7 @@ export async function linkUniversityAccount(
   link: { attemptId: string; userId: string; tokenHash: string },
   now: number,
 ): Promise<boolean> {
+  if (!(await lockUser(trx, link.userId))) return false
   if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) return false
   await setUniversityToken(trx, link.userId, link.tokenHash, now)
   await retirePendingRegistration(trx, link.userId, now)
@@ -90,6 +104,7 @@ export async function linkUniversityAccount(
 
 /** Erasure: the user's mails (sent or queued) go, then the user with everything that cascades. */
 export async function eraseUser(trx: Queryable, userId: string): Promise<void> {
+  if (!(await lockUser(trx, userId))) return
   await deleteMailOfUser(trx, userId)
   // Sessions, codes and attempts go with the user row (foreign keys cascade).
   await deleteUser(trx, userId)

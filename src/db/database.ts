@@ -12,6 +12,11 @@ export interface Db {
   readonly dialect: Dialect
   /** PostgreSQL schema named by `?options=-c search_path=…`, where the migration tables live too. */
   readonly schema: string | null
+  /**
+   * Where errors of idle connections go (a PostgreSQL restart drops them). Without a listener they
+   * would be uncaught and end the process; by default they are dropped, the pool reconnects.
+   */
+  onConnectionError(listener: (error: Error) => void): void
 }
 
 function searchPathOf(url: string): string | null {
@@ -19,6 +24,9 @@ function searchPathOf(url: string): string | null {
   const match = /(?:^|\s)-c\s*search_path=([A-Za-z_][A-Za-z0-9_]*)/.exec(options)
   return match?.[1] ?? null
 }
+
+const CONNECT_TIMEOUT_MS = 3000
+const QUERY_TIMEOUT_MS = 15_000
 
 // int8 columns hold epoch milliseconds, well inside Number's exact range.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
@@ -45,12 +53,28 @@ export function createDb(url: string, options: { poolSize: number }): Db {
       kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
       dialect: 'sqlite',
       schema: null,
+      onConnectionError: () => undefined,
     }
   }
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize })
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize,
+    // While PostgreSQL is unreachable, a request fails within seconds (503) instead of hanging.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    // A connection whose peer vanished without a FIN is noticed, not kept forever.
+    keepAlive: true,
+  })
+  let listener: (error: Error) => void = () => undefined
+  // pg's advice: an idle client's error reaches the pool's 'error' event, which must be handled.
+  pool.on('error', (error) => listener(error))
+  // A client checked out when its connection drops emits 'error' itself; the query it runs (or
+  // the next one) fails with the same error and is answered 503, so nothing more is done here.
+  pool.on('connect', (client) => client.on('error', () => undefined))
   return {
     kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
     dialect: 'postgres',
     schema: searchPathOf(url),
+    onConnectionError: (next) => (listener = next),
   }
 }

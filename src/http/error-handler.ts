@@ -1,6 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type ErrorName } from '../errors.js'
+import { isDatabaseUnavailable } from '../db/failures.js'
 import { MEDIA_TYPE } from './media-type.js'
+
+/** What `Retry-After` tells a client while the database cannot be reached. */
+const DATABASE_RETRY_AFTER_SECONDS = 5
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -45,6 +49,12 @@ function toAppError(error: unknown, request: FastifyRequest): AppError | null {
   const fastifyError = error as Partial<FastifyError>
   if (fastifyError.validation) {
     return new AppError(validationKind(fastifyError as FastifyError, request))
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new AppError('databaseUnavailable', {
+      cause: error,
+      retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+    })
   }
   const mapped = fastifyError.code === undefined ? undefined : FASTIFY_CODES[fastifyError.code]
   return mapped === undefined ? null : new AppError(mapped, { cause: error })

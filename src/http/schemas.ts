@@ -17,7 +17,7 @@ export const EMPTY_OBJECT: JsonSchema = {
 
 /**
  * Response entries for the error rows a route can produce, grouped by status. Every route also
- * gets the rows any request can meet (406, 429, 500), so the document lists them everywhere.
+ * gets the rows any request can meet (406, 429, 500, 503), so the document lists them everywhere.
  */
 export function errorResponses(...names: ErrorName[]): Record<string, JsonSchema> {
   const all: ErrorName[] = [
@@ -25,6 +25,7 @@ export function errorResponses(...names: ErrorName[]): Record<string, JsonSchema
     'unsupportedApiVersion',
     'rateLimitExceeded',
     'unexpectedError',
+    'databaseUnavailable',
   ]
   const byStatus = new Map<number, string[]>()
   for (const name of all) {

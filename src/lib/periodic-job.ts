@@ -20,6 +20,8 @@ export interface PeriodicJobOptions {
   runOnStart: boolean
 }
 
+const MAX_BACKOFF_MS = 60_000
+
 export function createPeriodicJob<T>(
   round: () => Promise<T>,
   options: PeriodicJobOptions,
@@ -27,6 +29,10 @@ export function createPeriodicJob<T>(
   let running: Promise<T | undefined> = Promise.resolve(undefined)
   let timer: NodeJS.Timeout | null = null
   let stopped = true
+  // After failed rounds (the database is down), timer rounds pause, doubling up to MAX_BACKOFF_MS,
+  // so an outage costs a log line a backoff instead of one a second.
+  let failures = 0
+  let pausedUntil = 0
 
   function runOnce(): Promise<T> {
     const next = running.catch(() => undefined).then(round)
@@ -36,9 +42,23 @@ export function createPeriodicJob<T>(
 
   function tick(): void {
     // A tick queued by kick() or start() may fire after stop(): it must not start a round then.
-    if (stopped) return
-    runOnce().catch((error: unknown) =>
-      options.log.error({ err: error }, `${options.name} round failed`),
+    if (stopped || Date.now() < pausedUntil) return
+    runOnce().then(
+      () => {
+        if (failures > 0)
+          options.log.info(`${options.name} recovered after ${failures} failed rounds`)
+        failures = 0
+        pausedUntil = 0
+      },
+      (error: unknown) => {
+        failures += 1
+        const pauseMs = Math.min(MAX_BACKOFF_MS, options.intervalMs * 2 ** (failures - 1))
+        pausedUntil = Date.now() + pauseMs
+        options.log.warn(
+          { err: error, failures, retryInMs: pauseMs },
+          `${options.name} round failed`,
+        )
+      },
     )
   }
 

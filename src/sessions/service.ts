@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { Database } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
 import { endSession, eraseUser, registerUser } from '../accounts/lifecycle.js'
 import { findExpiredSessionIds, findSessionByKeyHash, touchSession } from './store.js'
@@ -46,7 +47,7 @@ export interface SessionsOptions {
 export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOptions): Sessions {
   function end(sessionId: string): Promise<boolean> {
     const now = clock.now().getTime()
-    return db.transaction().execute((trx) => endSession(trx, sessionId, now))
+    return inTransaction(db, (trx) => endSession(trx, sessionId, now))
   }
 
   return {
@@ -54,7 +55,7 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
       const expiresAt = now + ttlMs
-      await db.transaction().execute((trx) =>
+      await inTransaction(db, (trx) =>
         registerUser(
           trx,
           {
@@ -99,7 +100,7 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
     },
 
     async eraseUser(userId) {
-      await db.transaction().execute((trx) => eraseUser(trx, userId))
+      await inTransaction(db, (trx) => eraseUser(trx, userId))
     },
 
     async endExpired(limit) {

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { CallbackBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import {
   generateSecret,
   hashSecret,
@@ -106,16 +107,14 @@ export function createUniversity(options: UniversityOptions): University {
       const link = `${options.publicBaseUrl}/authorize/university?universityRegistrationCode=${code}`
       const mail = confirmationEmail(email, link, options.registrationCodeTtlMs)
       const codeId = newId()
-      await db
-        .transaction()
-        .execute((trx) =>
-          issueRegistrationCode(
-            trx,
-            { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
-            mail,
-            now,
-          ),
-        )
+      await inTransaction(db, (trx) =>
+        issueRegistrationCode(
+          trx,
+          { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
+          mail,
+          now,
+        ),
+      )
       if (options.logLinks) {
         log.info({ link }, 'no SMTP_URL: confirmation email written to the outbox folder')
       }
@@ -149,75 +148,82 @@ export function createUniversity(options: UniversityOptions): University {
     },
 
     async handleCallback(input) {
-      if (input.clientId === undefined || !secretsEqual(input.clientId, options.clientId)) {
-        return refuse('client_id does not match', input)
+      try {
+        return await handleCallback(input)
+      } catch (error) {
+        // The seed answers the callback 200 in every case, a database outage included: the
+        // provider learns nothing, the attempt stays unfinished until it expires.
+        log.error({ err: error, event: 'university-callback-failed' }, 'university callback failed')
+        return ignored
       }
-      if (
-        input.clientSecret !== undefined &&
-        !secretsEqual(input.clientSecret, options.clientSecret)
-      ) {
-        return refuse('client_secret does not match', input)
-      }
-      if (
-        input.state === undefined ||
-        input.state === '' ||
-        input.state.length > MAX_SECRET_LENGTH
-      ) {
-        return refuse('state missing or malformed', input)
-      }
-      let cookieHash: string | null = null
-      if (options.callbackBinding === 'cookie') {
-        if (input.attemptCookie === null || input.attemptCookie.length > MAX_SECRET_LENGTH) {
-          return refuse('no attempt cookie', input)
-        }
-        cookieHash = hashSecret(input.attemptCookie)
-      } else if (!callerAllowed(input.ip, 0)) {
-        return refuse('caller not in UNIVERSITY_CALLBACK_ALLOWED_IPS', input)
-      }
-
-      const now = clock.now().getTime()
-      const attempt = await findOpenAttempt(db, input.state, cookieHash, now)
-      if (attempt === null) return refuse('no attempt in progress for this browser', input)
-      const boundToBrowser = cookieHash !== null
-
-      if (input.result === 'denied' || input.code === undefined || input.code === '') {
-        const won = await transitionAttempt(db, attempt.id, 'redirected', 'denied', now)
-        if (!won) return refuse('attempt already handled', input)
-        log.info(
-          { event: 'university-link-denied', attemptId: attempt.id },
-          'user denied authorization',
-        )
-        return { outcome: 'denied', boundToBrowser }
-      }
-
-      // Claim before the exchange: of two deliveries of one callback, only one proceeds.
-      if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
-        return refuse('attempt already handled', input)
-      }
-      const exchange = await client.exchangeCode(input.code, input.state)
-      const doneAt = clock.now().getTime()
-      if (!exchange.ok) {
-        await transitionAttempt(db, attempt.id, 'exchanging', 'failed', doneAt)
-        log.warn(
-          { event: 'university-link-failed', attemptId: attempt.id, reason: exchange.reason },
-          'token exchange failed',
-        )
-        return { outcome: 'failed', boundToBrowser }
-      }
-      const linked = await db.transaction().execute((trx) =>
-        linkUniversityAccount(
-          trx,
-          {
-            attemptId: attempt.id,
-            userId: attempt.user_id,
-            tokenHash: hashSecret(exchange.token),
-          },
-          doneAt,
-        ),
-      )
-      if (!linked) return refuse('attempt ended during the token exchange', input)
-      log.info({ event: 'university-linked', attemptId: attempt.id }, 'university account linked')
-      return { outcome: 'linked', boundToBrowser }
     },
+  }
+
+  async function handleCallback(input: CallbackInput): Promise<CallbackResult> {
+    if (input.clientId === undefined || !secretsEqual(input.clientId, options.clientId)) {
+      return refuse('client_id does not match', input)
+    }
+    if (
+      input.clientSecret !== undefined &&
+      !secretsEqual(input.clientSecret, options.clientSecret)
+    ) {
+      return refuse('client_secret does not match', input)
+    }
+    if (input.state === undefined || input.state === '' || input.state.length > MAX_SECRET_LENGTH) {
+      return refuse('state missing or malformed', input)
+    }
+    let cookieHash: string | null = null
+    if (options.callbackBinding === 'cookie') {
+      if (input.attemptCookie === null || input.attemptCookie.length > MAX_SECRET_LENGTH) {
+        return refuse('no attempt cookie', input)
+      }
+      cookieHash = hashSecret(input.attemptCookie)
+    } else if (!callerAllowed(input.ip, 0)) {
+      return refuse('caller not in UNIVERSITY_CALLBACK_ALLOWED_IPS', input)
+    }
+
+    const now = clock.now().getTime()
+    const attempt = await findOpenAttempt(db, input.state, cookieHash, now)
+    if (attempt === null) return refuse('no attempt in progress for this browser', input)
+    const boundToBrowser = cookieHash !== null
+
+    if (input.result === 'denied' || input.code === undefined || input.code === '') {
+      const won = await transitionAttempt(db, attempt.id, 'redirected', 'denied', now)
+      if (!won) return refuse('attempt already handled', input)
+      log.info(
+        { event: 'university-link-denied', attemptId: attempt.id },
+        'user denied authorization',
+      )
+      return { outcome: 'denied', boundToBrowser }
+    }
+
+    // Claim before the exchange: of two deliveries of one callback, only one proceeds.
+    if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
+      return refuse('attempt already handled', input)
+    }
+    const exchange = await client.exchangeCode(input.code, input.state)
+    const doneAt = clock.now().getTime()
+    if (!exchange.ok) {
+      await transitionAttempt(db, attempt.id, 'exchanging', 'failed', doneAt)
+      log.warn(
+        { event: 'university-link-failed', attemptId: attempt.id, reason: exchange.reason },
+        'token exchange failed',
+      )
+      return { outcome: 'failed', boundToBrowser }
+    }
+    const linked = await inTransaction(db, (trx) =>
+      linkUniversityAccount(
+        trx,
+        {
+          attemptId: attempt.id,
+          userId: attempt.user_id,
+          tokenHash: hashSecret(exchange.token),
+        },
+        doneAt,
+      ),
+    )
+    if (!linked) return refuse('attempt ended during the token exchange', input)
+    log.info({ event: 'university-linked', attemptId: attempt.id }, 'university account linked')
+    return { outcome: 'linked', boundToBrowser }
   }
 }

@@ -35,6 +35,21 @@ export async function upsertUser(
 }
 
 /**
+ * Locks the user's row for the rest of the transaction; `false` when there is no such user. Every
+ * transaction that writes a user's rows takes this lock first (docs/architecture.md, "Lock order"):
+ * a writer that started elsewhere waits here instead of deadlocking. A no-op update does it on
+ * both databases (on SQLite it makes the transaction a writer from its first statement).
+ */
+export async function lockUser(db: Queryable, userId: string): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', userId)
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
+}
+
+/**
  * Nullifies the messenger session key and the university token (docs/decisions.md, "Sessions"):
  * the user is back to needing tier 2, and the row itself stays.
  */

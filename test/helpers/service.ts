@@ -70,6 +70,14 @@ export async function startService(
   }
 }
 
+/** For load from one address: the per-address rate limits lifted, everything else as configured. */
+export const WITHOUT_ADDRESS_LIMITS: ServiceOptions = {
+  tweak: (config) => ({
+    ...config,
+    rateLimit: { ...config.rateLimit, globalMax: 1_000_000, sensitiveMax: 1_000_000 },
+  }),
+}
+
 export type { FastifyInstance }
 
 /** A port nothing listens on right now. */

@@ -1,0 +1,59 @@
+// What the drivers' errors mean, in one place: which failures are worth retrying, and which say the
+// database cannot be reached. Both drivers are named here and nowhere above db/.
+
+interface DriverError {
+  code?: unknown
+  message?: unknown
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as DriverError | null)?.code
+  return typeof code === 'string' ? code : ''
+}
+
+/**
+ * A transaction lost a race and may simply run again: PostgreSQL's serialization failure (40001)
+ * or deadlock (40P01), SQLite's busy or locked database after its busy timeout.
+ */
+export function isTransientConflict(error: unknown): boolean {
+  const code = codeOf(error)
+  return (
+    code === '40001' ||
+    code === '40P01' ||
+    code === 'SQLITE_BUSY' ||
+    code.startsWith('SQLITE_BUSY_') ||
+    code === 'SQLITE_LOCKED'
+  )
+}
+
+// Socket errors of a connection that is refused, reset or silent.
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+
+// pg's own messages for a connection that died or never came, which carry no code.
+const CONNECTION_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|Query read timeout/i
+
+/**
+ * The database cannot be reached right now: the connection was refused, dropped or timed out, or
+ * PostgreSQL is shutting down or starting (57P01-57P03), or any connection exception (class 08).
+ * Such a request is answered 503 and the process lives on.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current != null && depth < 5; depth += 1) {
+    const code = codeOf(current)
+    if (NETWORK_CODES.has(code) || /^(08|57P0[123])/.test(code)) return true
+    const message = (current as DriverError).message
+    if (typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return true
+    current = (current as { cause?: unknown }).cause
+  }
+  return false
+}
