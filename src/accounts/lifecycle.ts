@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/schema.js'
 import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
 import type { Mail } from '../mail/transport.js'
-import { deleteSession, findSessionOwner, replaceSession } from '../sessions/store.js'
+import { deleteSession, replaceSession } from '../sessions/store.js'
 import {
   deleteCodesOfUser,
   endOpenAttemptsOfUser,
@@ -11,6 +11,7 @@ import {
 import {
   deleteUser,
   lockUser,
+  lockUserOfSession,
   nullifyCredentials,
   setUniversityToken,
   upsertUser,
@@ -42,8 +43,7 @@ export async function registerUser(
  * nullified, and every pending confirmation link dies. `false` when the session was already gone.
  */
 export async function endSession(trx: Queryable, sessionId: string, now: number): Promise<boolean> {
-  const owner = await findSessionOwner(trx, sessionId)
-  if (owner === null || !(await lockUser(trx, owner))) return false
+  if ((await lockUserOfSession(trx, sessionId)) === null) return false
   const userId = await deleteSession(trx, sessionId)
   if (userId === null) return false
   await nullifyCredentials(trx, userId, now)

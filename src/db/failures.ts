@@ -13,17 +13,12 @@ function codeOf(error: unknown): string {
 
 /**
  * A transaction lost a race and may simply run again: PostgreSQL's serialization failure (40001)
- * or deadlock (40P01), SQLite's busy or locked database after its busy timeout.
+ * or deadlock (40P01). (SQLite has waited out its busy timeout before it says busy: that is an
+ * unavailable database, not a race.)
  */
 export function isTransientConflict(error: unknown): boolean {
   const code = codeOf(error)
-  return (
-    code === '40001' ||
-    code === '40P01' ||
-    code === 'SQLITE_BUSY' ||
-    code.startsWith('SQLITE_BUSY_') ||
-    code === 'SQLITE_LOCKED'
-  )
+  return code === '40001' || code === '40P01'
 }
 
 // Socket errors of a connection that is refused, reset or silent.
@@ -44,13 +39,15 @@ const CONNECTION_MESSAGES =
 
 /**
  * The database cannot be reached right now: the connection was refused, dropped or timed out, or
- * PostgreSQL is shutting down or starting (57P01-57P03), or any connection exception (class 08).
- * Such a request is answered 503 and the process lives on.
+ * PostgreSQL is shutting down or starting (57P01-57P03), or any connection exception (class 08);
+ * or the SQLite file stayed locked by another process past the busy timeout, or cannot be read or
+ * written. Such a request is answered 503 and the process lives on.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current = error, depth = 0; current != null && depth < 5; depth += 1) {
     const code = codeOf(current)
     if (NETWORK_CODES.has(code) || /^(08|57P0[123])/.test(code)) return true
+    if (/^SQLITE_(BUSY|IOERR|CANTOPEN|FULL)/.test(code)) return true
     const message = (current as DriverError).message
     if (typeof message === 'string' && CONNECTION_MESSAGES.test(message)) return true
     current = (current as { cause?: unknown }).cause

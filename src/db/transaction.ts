@@ -2,12 +2,12 @@ import type { Kysely, Transaction } from 'kysely'
 import { isTransientConflict } from './failures.js'
 import type { Database } from './schema.js'
 
-/** How often a transaction that lost a race (deadlock, serialization failure, busy) is tried. */
+/** How often a transaction that lost a race (deadlock, serialization failure) is tried. */
 const MAX_ATTEMPTS = 4
 
 /**
  * Runs `work` in a transaction, and again (a bounded number of times, after a short random pause)
- * when the database reports a deadlock, a serialization failure or a busy file, so a lost race
+ * when the database reports a deadlock or a serialization failure, so a lost race
  * never reaches the client. `work` must only touch the database: a rolled-back try leaves nothing.
  */
 export async function inTransaction<T>(

@@ -96,16 +96,6 @@ export async function touchSession(
     .execute()
 }
 
-/** The user a session belongs to, or `null` when the session is gone. */
-export async function findSessionOwner(db: Queryable, sessionId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom('sessions')
-    .select('user_id')
-    .where('id', '=', sessionId)
-    .executeTakeFirst()
-  return row?.user_id ?? null
-}
-
 /** Deletes one session; returns its user when this call was the one that ended it. */
 export async function deleteSession(db: Queryable, sessionId: string): Promise<string | null> {
   const row = await db

@@ -50,6 +50,22 @@ export async function lockUser(db: Queryable, userId: string): Promise<boolean> 
 }
 
 /**
+ * `lockUser` for the user a session belongs to; that user's id, or `null` when the session is gone.
+ * One statement, and a write: a transaction that starts with it never upgrades a stale read.
+ */
+export async function lockUserOfSession(db: Queryable, sessionId: string): Promise<string | null> {
+  const row = await db
+    .updateTable('users')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', (eb) =>
+      eb.selectFrom('sessions').select('sessions.user_id').where('sessions.id', '=', sessionId),
+    )
+    .returning('id')
+    .executeTakeFirst()
+  return row?.id ?? null
+}
+
+/**
  * Nullifies the messenger session key and the university token (docs/decisions.md, "Sessions"):
  * the user is back to needing tier 2, and the row itself stays.
  */

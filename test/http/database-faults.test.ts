@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import SQLite from 'better-sqlite3'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 import { call, WITHOUT_ADDRESS_LIMITS } from '../helpers/service.js'
 import { registerMessenger, sessionOf, startStack, type Stack } from '../helpers/stack.js'
@@ -36,14 +37,14 @@ if (TEST_DIALECT === 'postgres') {
       let loading = true
       const load = (async () => {
         while (loading) {
-          const user = before[statuses.length % before.length]!
+          const user = before[statuses.length % before.length]
           statuses.push((await sessionOf(stack, user.sessionKey)).status)
         }
       })()
 
       await proxy.cut()
       const started = Date.now()
-      const down = await sessionOf(stack, before[0]!.sessionKey)
+      const down = await sessionOf(stack, before[0].sessionKey)
       assert.ok(Date.now() - started < 10_000, 'answered within seconds, not a hang')
       assert.equal(down.status, 503, down.text)
       assert.deepEqual(down.body, { error: '@service-unavailable/database-unavailable' })
@@ -56,10 +57,10 @@ if (TEST_DIALECT === 'postgres') {
       assert.ok([401, 503].includes(register.status), register.text)
 
       await proxy.restore()
-      let back = await sessionOf(stack, before[0]!.sessionKey)
+      let back = await sessionOf(stack, before[0].sessionKey)
       for (let i = 0; i < 50 && back.status !== 200; i += 1) {
         await new Promise((done) => setTimeout(done, 100))
-        back = await sessionOf(stack, before[0]!.sessionKey)
+        back = await sessionOf(stack, before[0].sessionKey)
       }
       loading = false
       await load
@@ -87,24 +88,34 @@ if (TEST_DIALECT === 'postgres') {
     it('waits out another writer holding the file instead of failing', async () => {
       const users = await Promise.all([1, 2, 3].map(() => registerMessenger(stack)))
       const path = stack.service.config.databaseUrl.slice('sqlite:'.length)
-      const other = new SQLite(path)
-      other.exec('BEGIN EXCLUSIVE')
-      const answers = Promise.all([
+      // Another process (better-sqlite3 waits synchronously, so not this one) holds the write lock
+      // for half a second.
+      const holder = spawn(
+        process.execPath,
+        [
+          '-e',
+          `const db = require('better-sqlite3')(${JSON.stringify(path)});
+           db.exec('BEGIN IMMEDIATE'); console.log('locked');
+           setTimeout(() => { db.exec('COMMIT'); db.close() }, 500)`,
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      )
+      const exited = once(holder, 'exit')
+      await once(holder.stdout, 'data')
+      const answers = await Promise.all([
         call(`${stack.service.url}/logout`, {
           method: 'POST',
-          headers: { authorization: users[0]!.sessionKey },
+          headers: { authorization: users[0].sessionKey },
         }),
         call(`${stack.service.url}/user`, {
           method: 'DELETE',
-          headers: { authorization: users[1]!.sessionKey },
+          headers: { authorization: users[1].sessionKey },
         }),
         registerMessenger(stack).then(() => ({ status: 200, text: '' })),
       ])
-      await new Promise((done) => setTimeout(done, 500))
-      other.exec('COMMIT')
-      other.close()
-      for (const answer of await answers) assert.equal(answer.status, 200, answer.text)
-      assert.equal((await sessionOf(stack, users[2]!.sessionKey)).status, 200)
+      await exited
+      for (const answer of answers) assert.equal(answer.status, 200, answer.text)
+      assert.equal((await sessionOf(stack, users[2].sessionKey)).status, 200)
     })
   })
 }

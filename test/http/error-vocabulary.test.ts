@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import SQLite from 'better-sqlite3'
 import { ERRORS } from '../../src/errors.js'
 import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../../src/http/schemas.js'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
+import { freshDatabase, TEST_DIALECT } from '../helpers/database.js'
 import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
+import { startTcpProxy } from '../helpers/tcp-proxy.js'
 import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
 import { documentationProblems, type ProducedError } from '../helpers/documentation.js'
 
+const DATABASE_UNAVAILABLE = '@service-unavailable/database-unavailable'
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 
 /** The route a request path names in the OpenAPI document; `null` for an unknown endpoint. */
@@ -223,6 +227,44 @@ describe('the error vocabulary', () => {
       })
     } finally {
       await limited.close()
+    }
+  })
+
+  it('produces 503 database-unavailable with Retry-After while the database cannot be reached', async () => {
+    const { sessionKey } = await registerMessenger(stack)
+    const logout = { method: 'POST', headers: { authorization: sessionKey } }
+    if (TEST_DIALECT === 'sqlite') {
+      // Another process holds the write lock past the busy timeout.
+      const other = new SQLite(stack.service.config.databaseUrl.slice('sqlite:'.length))
+      other.exec('BEGIN IMMEDIATE')
+      try {
+        const response = await expectError('/logout', logout, 503, DATABASE_UNAVAILABLE)
+        assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/)
+      } finally {
+        other.exec('ROLLBACK')
+        other.close()
+      }
+      return
+    }
+    // The service reaches PostgreSQL through a proxy that is then cut.
+    const database = await freshDatabase()
+    const server = new URL(process.env.DATABASE_URL!)
+    const proxy = await startTcpProxy(Number(server.port || 5432), server.hostname)
+    const viaProxy = new URL(database.url)
+    viaProxy.host = `127.0.0.1:${proxy.port}`
+    const cut = await startService({ DATABASE_URL: viaProxy.toString() })
+    try {
+      await proxy.cut()
+      const response = await call(`${cut.url}/session`, { headers: { authorization: 'key' } })
+      assert.equal(response.status, 503, response.text)
+      assert.deepEqual(response.body, { error: DATABASE_UNAVAILABLE })
+      assert.match(response.headers.get('retry-after') ?? '', /^[1-9]\d*$/)
+      produced.set(DATABASE_UNAVAILABLE, 503)
+      answered.push({ method: 'GET', path: '/session', status: 503, code: DATABASE_UNAVAILABLE })
+    } finally {
+      await cut.close()
+      await proxy.close()
+      await database.drop()
     }
   })
 
