@@ -30,7 +30,7 @@ import {
 /** Tier 1: creates or refreshes the user and installs its one live session (ending any older one). */
 export async function registerUser(
   trx: Queryable,
-  user: { id: string; openId: string; unionId: string | null; messengerSessionKeyHash: string },
+  user: { id: string; openId: string; unionId: string | null; messengerSessionKey: string },
   session: { id: string; keyHash: string; expiresAt: number },
   now: number,
 ): Promise<void> {
@@ -92,20 +92,24 @@ export async function issueRegistrationCode(
  */
 export async function linkUniversityAccount(
   trx: Queryable,
-  link: { attemptId: string; userId: string; tokenHash: string },
+  link: { attemptId: string; userId: string; encryptedToken: string },
   now: number,
 ): Promise<boolean> {
   if (!(await lockUser(trx, link.userId))) return false
   if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) return false
-  await setUniversityToken(trx, link.userId, link.tokenHash, now)
+  await setUniversityToken(trx, link.userId, link.encryptedToken, now)
   await retirePendingRegistration(trx, link.userId, now)
   return true
 }
 
-/** Erasure: the user's mails (sent or queued) go, then the user with everything that cascades. */
-export async function eraseUser(trx: Queryable, userId: string): Promise<void> {
-  if (!(await lockUser(trx, userId))) return
-  await deleteMailOfUser(trx, userId)
+/**
+ * Erasure: the user's mails (sent or queued) go, then the user with everything that cascades.
+ * Returns the ids of the deleted mails, whose copies outside the database the caller discards.
+ */
+export async function eraseUser(trx: Queryable, userId: string): Promise<string[]> {
+  if (!(await lockUser(trx, userId))) return []
+  const mailIds = await deleteMailOfUser(trx, userId)
   // Sessions, codes and attempts go with the user row (foreign keys cascade).
   await deleteUser(trx, userId)
+  return mailIds
 }

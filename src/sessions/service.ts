@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
+import type { Cipher } from '../lib/encryption.js'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
@@ -20,7 +21,7 @@ export interface Session {
 export interface MessengerIdentity {
   openId: string
   unionId: string | null
-  /** The messenger platform's own session key; stored only as a hash. */
+  /** The messenger platform's own session key; stored encrypted. */
   sessionKey: string
 }
 
@@ -40,11 +41,22 @@ export interface Sessions {
 export interface SessionsOptions {
   db: Kysely<Database>
   clock: Clock
+  /** Encrypts the messenger session key, which the app's features may need in clear later. */
+  cipher: Cipher
+  /** Deletes what the mail transport kept of erased mails (the .eml files). */
+  discardMail: (mailIds: readonly string[]) => Promise<void>
   ttlMs: number
   touchIntervalMs: number
 }
 
-export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOptions): Sessions {
+export function createSessions({
+  db,
+  clock,
+  cipher,
+  discardMail,
+  ttlMs,
+  touchIntervalMs,
+}: SessionsOptions): Sessions {
   function end(sessionId: string): Promise<boolean> {
     const now = clock.now().getTime()
     return inTransaction(db, (trx) => endSession(trx, sessionId, now))
@@ -62,7 +74,7 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
             id: newId(),
             openId: identity.openId,
             unionId: identity.unionId,
-            messengerSessionKeyHash: hashSecret(identity.sessionKey),
+            messengerSessionKey: cipher.encrypt(identity.sessionKey),
           },
           { id: newId(), keyHash: hashSecret(sessionKey), expiresAt },
           now,
@@ -100,7 +112,8 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
     },
 
     async eraseUser(userId) {
-      await inTransaction(db, (trx) => eraseUser(trx, userId))
+      const mailIds = await inTransaction(db, (trx) => eraseUser(trx, userId))
+      await discardMail(mailIds)
     },
 
     async endExpired(limit) {

@@ -53,7 +53,7 @@ export async function findSessionByKeyHash(
       'sessions.expires_at',
       'sessions.touched_at',
       'users.open_id',
-      'users.university_token_hash',
+      'users.university_linked_at',
     ])
     .where('sessions.key_hash', '=', keyHash)
     .executeTakeFirst()
@@ -66,7 +66,7 @@ function rowToSession(row: {
   expires_at: number
   touched_at: number
   open_id: string
-  university_token_hash: string | null
+  university_linked_at: number | null
 }): SessionRecord {
   return {
     id: row.id,
@@ -74,7 +74,7 @@ function rowToSession(row: {
     openId: row.open_id,
     expiresAt: row.expires_at,
     touchedAt: row.touched_at,
-    universityLinked: row.university_token_hash !== null,
+    universityLinked: row.university_linked_at !== null,
   }
 }
 

@@ -2,6 +2,8 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
+import type { Cipher } from '../lib/encryption.js'
+import { sealMail } from '../mail/sealed.js'
 import type { CallbackBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
@@ -56,6 +58,8 @@ export interface UniversityOptions {
   db: Kysely<Database>
   clock: Clock
   client: UniversityClient
+  /** Encrypts the provider's token and the queued mail's bodies (they hold the live link). */
+  cipher: Cipher
   log: FastifyBaseLogger
   /** Called after a mail was committed to the outbox. */
   onMailQueued: () => void
@@ -81,7 +85,7 @@ export function authorizeLocation(authorizeUrl: string, clientId: string, openId
 }
 
 export function createUniversity(options: UniversityOptions): University {
-  const { db, clock, client, log } = options
+  const { db, clock, client, log, cipher } = options
   const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
   const ignored: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
 
@@ -105,7 +109,7 @@ export function createUniversity(options: UniversityOptions): University {
       const now = clock.now().getTime()
       const expiresAt = now + options.registrationCodeTtlMs
       const link = `${options.publicBaseUrl}/authorize/university?universityRegistrationCode=${code}`
-      const mail = confirmationEmail(email, link, options.registrationCodeTtlMs)
+      const mail = sealMail(cipher, confirmationEmail(email, link, options.registrationCodeTtlMs))
       const codeId = newId()
       await inTransaction(db, (trx) =>
         issueRegistrationCode(
@@ -217,7 +221,7 @@ export function createUniversity(options: UniversityOptions): University {
         {
           attemptId: attempt.id,
           userId: attempt.user_id,
-          tokenHash: hashSecret(exchange.token),
+          encryptedToken: cipher.encrypt(exchange.token),
         },
         doneAt,
       ),

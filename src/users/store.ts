@@ -8,7 +8,7 @@ import type { Queryable, UserRow } from '../db/schema.js'
  */
 export async function upsertUser(
   db: Queryable,
-  user: { id: string; openId: string; unionId: string | null; messengerSessionKeyHash: string },
+  user: { id: string; openId: string; unionId: string | null; messengerSessionKey: string },
   now: number,
 ): Promise<UserRow> {
   return db
@@ -17,15 +17,15 @@ export async function upsertUser(
       id: user.id,
       open_id: user.openId,
       union_id: user.unionId,
-      messenger_session_key_hash: user.messengerSessionKeyHash,
-      university_token_hash: null,
+      messenger_session_key: user.messengerSessionKey,
+      university_token: null,
       university_linked_at: null,
       created_at: now,
       updated_at: now,
     })
     .onConflict((oc) =>
       oc.column('open_id').doUpdateSet((eb) => ({
-        messenger_session_key_hash: eb.ref('excluded.messenger_session_key_hash'),
+        messenger_session_key: eb.ref('excluded.messenger_session_key'),
         union_id: eb.fn.coalesce('excluded.union_id', 'users.union_id'),
         updated_at: eb.ref('excluded.updated_at'),
       })),
@@ -76,21 +76,26 @@ export async function nullifyCredentials(
 ): Promise<void> {
   await db
     .updateTable('users')
-    .set({ messenger_session_key_hash: null, university_token_hash: null, updated_at: now })
+    .set({
+      messenger_session_key: null,
+      university_token: null,
+      university_linked_at: null,
+      updated_at: now,
+    })
     .where('id', '=', userId)
     .execute()
 }
 
-/** Records the identity provider's token (hashed) on the user: the user is tier 2 from now on. */
+/** Records the identity provider's token (encrypted) on the user: tier 2 from now on. */
 export async function setUniversityToken(
   db: Queryable,
   userId: string,
-  tokenHash: string,
+  encryptedToken: string,
   now: number,
 ): Promise<void> {
   await db
     .updateTable('users')
-    .set({ university_token_hash: tokenHash, university_linked_at: now, updated_at: now })
+    .set({ university_token: encryptedToken, university_linked_at: now, updated_at: now })
     .where('id', '=', userId)
     .execute()
 }
