@@ -36,7 +36,7 @@ export function spawnService(
 export async function waitUntilServing(
   run: ServiceProcess,
   url: string,
-  timeoutMs = 30_000,
+  timeoutMs = 90_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {

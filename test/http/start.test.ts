@@ -34,7 +34,7 @@ describe('start-up', () => {
     const port = await freePort()
     const run = start({ PORT: String(port) }, cwd)
     try {
-      await waitUntilServing(run, `http://127.0.0.1:${port}/_sandbox/`, 10_000)
+      await waitUntilServing(run, `http://127.0.0.1:${port}/_sandbox/`)
       assert.match(run.stdout(), /sandbox mode/)
       assert.ok(existsSync(join(cwd, 'data', 'campusgate.db')))
       assert.equal(statSync(join(cwd, 'data', 'campusgate.db')).mode & 0o777, 0o600)
