@@ -52,8 +52,9 @@ function requestForLog(request: FastifyRequest): Record<string, string> {
 
 function trustProxyOption(
   value: Config['trustProxy'],
-): boolean | string[] | ((address: string, hop: number) => boolean) {
-  // A number is a hop count: trust that many proxies in front of us.
+): false | string[] | ((address: string, hop: number) => boolean) {
+  // A number is a hop count: trust the TCP peer and the entries it and the proxies before it
+  // appended, counted from the right of X-Forwarded-For; whatever the client wrote stays left.
   return typeof value === 'number' ? (_address, hop) => hop < value : value
 }
 

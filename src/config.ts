@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import { dirname, join } from 'node:path'
+import { isLoopbackHost } from './lib/loopback.js'
 
 /** Which simulated providers the server mounts under `/_sandbox/`. */
 export interface SandboxConfig {
@@ -9,11 +10,14 @@ export interface SandboxConfig {
 
 export type CallbackBinding = 'cookie' | 'none'
 
+/** docs/decisions.md, "Rate limits": a maximum of 0 turns that limit off. */
 export interface RateLimitConfig {
-  /** Requests per window per client address, across all routes. */
+  /** Requests per window per client address (IPv6: per /64), across all routes. */
   readonly globalMax: number
   /** Requests per window per client address on registration and callback routes. */
   readonly sensitiveMax: number
+  /** Requests per window per valid session key; such requests do not count against the address. */
+  readonly perSessionMax: number
   readonly windowMs: number
 }
 
@@ -46,13 +50,16 @@ export interface Config {
   readonly sessionTtlMs: number
   readonly sessionTouchIntervalMs: number
   readonly registrationCodeTtlMs: number
-  readonly trustProxy: boolean | number | string[]
+  /** `false`, a hop count, or the proxies' addresses / CIDRs; never "trust everyone". */
+  readonly trustProxy: false | number | string[]
   readonly logLevel: string
   /** DATA_ENCRYPTION_KEY: the first encrypts, all decrypt; `null` to use `dataEncryptionKeyFile`. */
   readonly dataEncryptionKeys: readonly Buffer[] | null
   /** Where a development key is kept (created on first start) when DATA_ENCRYPTION_KEY is unset. */
   readonly dataEncryptionKeyFile: string
   readonly rateLimit: RateLimitConfig
+  /** How long a request (headers and body) may take to arrive: `REQUEST_TIMEOUT`. */
+  readonly requestTimeoutMs: number
 }
 
 /** Thrown for a bad environment; its message is the one line start-up prints. */
@@ -60,6 +67,8 @@ export class ConfigError extends Error {}
 
 const WECHAT_API_BASE_URL = 'https://api.weixin.qq.com'
 const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+// Far above any sensible limit, far below where a counter loses precision.
+const MAX_RATE_LIMIT = 1_000_000_000
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /** Parses durations such as `30d`, `30m`, `2s` or `500ms` into milliseconds. */
@@ -81,9 +90,13 @@ function fail(name: string, why: string): never {
   throw new ConfigError(`${name}: ${why}`)
 }
 
-function duration(env: Env, name: string, fallback: string): number {
+/** A duration of at most `max` (also a duration): no value overflows a date or a counter. */
+function duration(env: Env, name: string, fallback: string, max: string): number {
   const raw = read(env, name) ?? fallback
-  return parseDuration(raw) ?? fail(name, `"${raw}" is not a duration like 30d, 30m, 2s or 500ms`)
+  const ms =
+    parseDuration(raw) ?? fail(name, `"${raw}" is not a duration like 30d, 30m, 2s or 500ms`)
+  if (ms > parseDuration(max)!) fail(name, `"${raw}" is longer than the ${max} allowed`)
+  return ms
 }
 
 /** An http(s) URL; base URLs lose trailing slashes, provider endpoints are kept exactly. */
@@ -137,12 +150,93 @@ function ipList(env: Env, name: string): string[] {
   return items
 }
 
-function trustProxy(env: Env): boolean | number | string[] {
+/**
+ * `true` would take the client's own `X-Forwarded-For` as its address, so anyone could pick the
+ * address that rate limits and UNIVERSITY_CALLBACK_ALLOWED_IPS see; it is refused, as Keycloak and
+ * Ory do. A hop count trusts that many proxies, counted from the right of the header.
+ */
+function trustProxy(env: Env): false | number | string[] {
   const raw = read(env, 'TRUST_PROXY')
   if (raw === undefined || raw === 'false') return false
-  if (raw === 'true') return true
-  if (/^\d+$/.test(raw)) return Number(raw)
+  if (raw === 'true') {
+    fail(
+      'TRUST_PROXY',
+      '"true" would let any client choose its own address through X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses / CIDRs',
+    )
+  }
+  if (/^\d+$/.test(raw)) return integer(env, 'TRUST_PROXY', 0, 0, 16) || false
   return ipList(env, 'TRUST_PROXY')
+}
+
+// SMTP_URL query parameters through which nodemailer would weaken or skip TLS.
+const SMTP_TLS_PARAMETER = /^(ignoretls|requiretls|opportunistictls|secure|tls(\..*)?)$/i
+
+/**
+ * SMTP_URL: a relay off this machine gets TLS (smtps://, or STARTTLS which the transport then
+ * requires) with a verified certificate, so no URL parameter may turn that off.
+ */
+function smtpUrl(env: Env, production: boolean): string | null {
+  const raw = read(env, 'SMTP_URL')
+  if (raw === undefined) {
+    if (production) {
+      fail(
+        'SMTP_URL',
+        'is required when NODE_ENV=production (without it, confirmation links are written to files and the log)',
+      )
+    }
+    return null
+  }
+  // Messages never repeat the URL: it may carry the relay's password.
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return fail('SMTP_URL', 'must be smtp://host:port or smtps://…')
+  }
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
+    fail('SMTP_URL', 'must be smtp://host:port or smtps://…')
+  }
+  if (!isLoopbackHost(url.hostname)) {
+    for (const key of url.searchParams.keys()) {
+      if (SMTP_TLS_PARAMETER.test(key)) {
+        fail(
+          'SMTP_URL',
+          `the "${key}" parameter is refused: mail to a remote relay always uses TLS`,
+        )
+      }
+    }
+  }
+  return raw
+}
+
+/** `DATA_ENCRYPTION_KEY`: base64 of exactly 32 bytes each, comma-separated for rotation. */
+function encryptionKeys(env: Env): Buffer[] | null {
+  const items = list(env, 'DATA_ENCRYPTION_KEY')
+  if (items === null) return null
+  if (items.length === 0) fail('DATA_ENCRYPTION_KEY', 'names no key')
+  // Messages never repeat a key.
+  return items.map((item, index) => {
+    const key = /^([A-Za-z0-9+/]{43}=|[A-Za-z0-9_-]{43})$/.test(item)
+      ? Buffer.from(item, item.endsWith('=') ? 'base64' : 'base64url')
+      : null
+    if (key === null || key.length !== 32) {
+      fail(
+        'DATA_ENCRYPTION_KEY',
+        `key ${index + 1} is not base64 of 32 bytes (make one with: openssl rand -base64 32)`,
+      )
+    }
+    return key
+  })
+}
+
+/**
+ * Whether the operator configured a university identity provider, by any protocol. The sandbox
+ * runs only when neither this nor the messenger platform is configured.
+ */
+function universityProviderConfigured(env: Env): boolean {
+  return ['UNIVERSITY_AUTHORIZE_URL', 'UNIVERSITY_TOKEN_URL'].some(
+    (name) => read(env, name) !== undefined,
+  )
 }
 
 function redisUrl(env: Env): string | null {
@@ -151,19 +245,6 @@ function redisUrl(env: Env): string | null {
   return /^rediss?:\/\/.+/.test(raw)
     ? raw
     : fail('REDIS_URL', 'must be redis://host:port or rediss://…')
-}
-
-function dataEncryptionKeys(env: Env): Buffer[] | null {
-  const items = list(env, 'DATA_ENCRYPTION_KEY')
-  if (items === null) return null
-  const keys = items.map((item) => Buffer.from(item, 'base64'))
-  if (
-    keys.length === 0 ||
-    keys.some((key, i) => key.length !== 32 || !/^[A-Za-z0-9+/]+=*$/.test(items[i]))
-  ) {
-    fail('DATA_ENCRYPTION_KEY', 'must be base64 of 32 random bytes (a comma list to rotate keys)')
-  }
-  return keys
 }
 
 /** Beside the SQLite file; for PostgreSQL in ./data, shared by the instances of one checkout. */
@@ -201,14 +282,44 @@ export function loadConfig(env: Env): Config {
       'set both UNIVERSITY_AUTHORIZE_URL and UNIVERSITY_TOKEN_URL, or neither for the sandbox',
     )
   }
-  // docs/decisions.md, "Sandbox": an unconfigured provider is simulated in development; in production the
-  // messenger falls back to the real WeChat host and the identity provider must be configured.
-  const sandbox: SandboxConfig = {
-    messenger: messengerBase === undefined && !production,
-    university: authorizeUrl === undefined && !production,
+  // docs/decisions.md, "Sandbox": both providers are simulated only when neither is configured, and never in
+  // production; configuring one alone would leave the other simulated, minting logins for anyone.
+  const universityConfigured = universityProviderConfigured(env)
+  if (production && !universityConfigured) {
+    fail(
+      'UNIVERSITY_AUTHORIZE_URL',
+      'a university provider is required when NODE_ENV=production (no sandbox there)',
+    )
   }
-  if (production && authorizeUrl === undefined) {
-    fail('UNIVERSITY_AUTHORIZE_URL', 'is required when NODE_ENV=production (no sandbox there)')
+  if (!production && universityConfigured && messengerBase === undefined) {
+    fail(
+      'MESSENGER_API_BASE_URL',
+      'is required when a university provider is configured (the sandbox runs only with no provider configured)',
+    )
+  }
+  if (!production && !universityConfigured && messengerBase !== undefined) {
+    fail(
+      'UNIVERSITY_AUTHORIZE_URL',
+      'is required when MESSENGER_API_BASE_URL is set (the sandbox runs only with no provider configured)',
+    )
+  }
+  const simulated = !production && !universityConfigured && messengerBase === undefined
+  const sandbox: SandboxConfig = { messenger: simulated, university: simulated }
+  const smtp = smtpUrl(env, production)
+  if (production) {
+    const given = read(env, 'PUBLIC_BASE_URL')
+    if (given === undefined || !publicBaseUrl.startsWith('https:')) {
+      fail(
+        'PUBLIC_BASE_URL',
+        'an https: URL is required when NODE_ENV=production (the attempt cookie is Secure only over https)',
+      )
+    }
+    if ((list(env, 'MESSENGER_ALLOWED_APP_IDS') ?? []).length === 0) {
+      fail('MESSENGER_ALLOWED_APP_IDS', 'is required when NODE_ENV=production')
+    }
+    if (read(env, 'DATA_ENCRYPTION_KEY') === undefined) {
+      fail('DATA_ENCRYPTION_KEY', 'is required when NODE_ENV=production')
+    }
   }
   const sandboxBase = `${publicBaseUrl}/_sandbox`
   const clientId =
@@ -230,20 +341,16 @@ export function loadConfig(env: Env): Config {
     fail('UNIVERSITY_CALLBACK_ALLOWED_IPS', 'is required when UNIVERSITY_CALLBACK_BINDING=none')
   }
 
-  const sessionTtlMs = duration(env, 'SESSION_TTL', '30d')
+  const sessionTtlMs = duration(env, 'SESSION_TTL', '30d', '3650d')
   // docs/decisions.md, "Sessions": the write-back interval never exceeds a tenth of the TTL.
   const sessionTouchIntervalMs = Math.min(
-    duration(env, 'SESSION_TOUCH_INTERVAL', '60s'),
+    duration(env, 'SESSION_TOUCH_INTERVAL', '60s', '1d'),
     Math.floor(sessionTtlMs / 10),
   )
 
+  const keys = encryptionKeys(env)
   const logLevel = read(env, 'LOG_LEVEL') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
-
-  const smtpUrl = read(env, 'SMTP_URL') ?? null
-  if (smtpUrl !== null && !/^smtps?:\/\/.+/.test(smtpUrl)) {
-    fail('SMTP_URL', 'must be smtp://host:port or smtps://…')
-  }
 
   return Object.freeze({
     port,
@@ -252,7 +359,7 @@ export function loadConfig(env: Env): Config {
     databaseUrl: databaseUrl(env),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     redisUrl: redisUrl(env),
-    smtpUrl,
+    smtpUrl: smtp,
     outboxDir: './data/outbox',
     mailFrom: read(env, 'MAIL_FROM') ?? 'campusgate <no-reply@campusgate.invalid>',
     messenger: Object.freeze({
@@ -266,7 +373,7 @@ export function loadConfig(env: Env): Config {
       tokenUrl: tokenUrl ?? `${sandboxBase}/university/token`,
       clientId,
       clientSecret,
-      attemptTtlMs: duration(env, 'UNIVERSITY_ATTEMPT_TTL', '10m'),
+      attemptTtlMs: duration(env, 'UNIVERSITY_ATTEMPT_TTL', '10m', '1d'),
       callbackBinding: bindingRaw,
       callbackAllowedIps,
       timeoutMs: 5000,
@@ -274,11 +381,17 @@ export function loadConfig(env: Env): Config {
     sandbox: Object.freeze(sandbox),
     sessionTtlMs,
     sessionTouchIntervalMs,
-    registrationCodeTtlMs: duration(env, 'REGISTRATION_CODE_TTL', '30m'),
+    registrationCodeTtlMs: duration(env, 'REGISTRATION_CODE_TTL', '30m', '7d'),
     trustProxy: trustProxy(env),
     logLevel,
-    dataEncryptionKeys: dataEncryptionKeys(env),
+    dataEncryptionKeys: keys === null ? null : Object.freeze(keys),
     dataEncryptionKeyFile: keyFileFor(databaseUrl(env)),
-    rateLimit: Object.freeze({ globalMax: 1000, sensitiveMax: 100, windowMs: 60_000 }),
+    rateLimit: Object.freeze({
+      windowMs: duration(env, 'RATE_LIMIT_WINDOW', '1m', '1d'),
+      globalMax: integer(env, 'RATE_LIMIT_PER_ADDRESS', 1000, 0, MAX_RATE_LIMIT),
+      sensitiveMax: integer(env, 'RATE_LIMIT_REGISTRATION_PER_ADDRESS', 100, 0, MAX_RATE_LIMIT),
+      perSessionMax: integer(env, 'RATE_LIMIT_PER_SESSION', 600, 0, MAX_RATE_LIMIT),
+    }),
+    requestTimeoutMs: duration(env, 'REQUEST_TIMEOUT', '30s', '10m'),
   })
 }

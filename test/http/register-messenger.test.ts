@@ -187,7 +187,15 @@ describe('POST /register/messenger when the messenger platform misbehaves', () =
   after(() => new Promise<void>((resolve) => upstream.close(() => resolve())))
 
   async function registerAgainst(base: string, env: Record<string, string> = {}) {
-    const service = await startService({ MESSENGER_API_BASE_URL: base, ...env })
+    // The sandbox runs only with no provider configured, so a (never called) identity provider too.
+    const service = await startService({
+      MESSENGER_API_BASE_URL: base,
+      UNIVERSITY_AUTHORIZE_URL: 'http://127.0.0.1:9/authorise',
+      UNIVERSITY_TOKEN_URL: 'http://127.0.0.1:9/token',
+      UNIVERSITY_CLIENT_ID: 'id',
+      UNIVERSITY_CLIENT_SECRET: 'secret',
+      ...env,
+    })
     try {
       return await call(`${service.url}/register/messenger`, {
         method: 'POST',

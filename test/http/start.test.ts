@@ -14,8 +14,31 @@ describe('start-up', () => {
     [{ PORT: 'eighty' }, 'PORT'],
     [{ SESSION_TTL: 'forever' }, 'SESSION_TTL'],
     [{ NODE_ENV: 'production' }, 'UNIVERSITY_AUTHORIZE_URL'],
+    // One provider configured would leave the other simulated: the sandbox never fails open.
+    [{ MESSENGER_API_BASE_URL: 'http://127.0.0.1:9/wechat' }, 'UNIVERSITY_AUTHORIZE_URL'],
+    [
+      {
+        UNIVERSITY_AUTHORIZE_URL: 'http://127.0.0.1:9/authorise',
+        UNIVERSITY_TOKEN_URL: 'http://127.0.0.1:9/token',
+        UNIVERSITY_CLIENT_ID: 'id',
+        UNIVERSITY_CLIENT_SECRET: 'secret',
+      },
+      'MESSENGER_API_BASE_URL',
+    ],
+    [
+      {
+        NODE_ENV: 'production',
+        UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/authorise',
+        UNIVERSITY_TOKEN_URL: 'https://idp.example/token',
+        UNIVERSITY_CLIENT_ID: 'id',
+        UNIVERSITY_CLIENT_SECRET: 'secret',
+      },
+      'SMTP_URL',
+    ],
+    [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+    [{ SESSION_TTL: '999999999d' }, 'SESSION_TTL'],
   ] as const) {
-    it(`stops with one line naming ${variable} when it is invalid`, async () => {
+    it(`stops with one line naming ${variable} (${Object.keys(env).join(', ')})`, async () => {
       const cwd = mkdtempSync(join(tmpdir(), 'campusgate-start-'))
       try {
         const run = start(env, cwd)

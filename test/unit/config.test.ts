@@ -18,6 +18,42 @@ describe('parseDuration', () => {
   })
 })
 
+const KEY_A = Buffer.alloc(32, 1).toString('base64')
+const KEY_B = Buffer.alloc(32, 2).toString('base64')
+
+/** The least a production start needs. */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  PUBLIC_BASE_URL: 'https://campusgate.example.edu',
+  SMTP_URL: 'smtps://mail.example.edu:465',
+  MESSENGER_ALLOWED_APP_IDS: 'wx-app',
+  DATA_ENCRYPTION_KEY: KEY_A,
+  UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/a',
+  UNIVERSITY_TOKEN_URL: 'https://idp.example/t',
+  UNIVERSITY_CLIENT_ID: 'id',
+  UNIVERSITY_CLIENT_SECRET: 'secret',
+} as const
+
+/** Both providers configured, so no sandbox. */
+const PROVIDERS = {
+  MESSENGER_API_BASE_URL: 'https://messenger.example',
+  UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/a',
+  UNIVERSITY_TOKEN_URL: 'https://idp.example/t',
+  UNIVERSITY_CLIENT_ID: 'id',
+  UNIVERSITY_CLIENT_SECRET: 'secret',
+} as const
+
+function refuses(env: Record<string, string>, variable: string): void {
+  assert.throws(
+    () => loadConfig(env),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      error.message.startsWith(`${variable}:`) &&
+      !error.message.includes('\n'),
+    `${variable} for ${JSON.stringify(env)}`,
+  )
+}
+
 describe('loadConfig', () => {
   it('defaults to SQLite, port 3000 and both sandbox providers', () => {
     const config = loadConfig({})
@@ -42,13 +78,14 @@ describe('loadConfig', () => {
 
   it('keeps provider endpoints exactly as configured', () => {
     const config = loadConfig({
+      MESSENGER_API_BASE_URL: 'https://messenger.example',
       UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/oauth/authorise/',
       UNIVERSITY_TOKEN_URL: 'https://idp.example/oauth/token',
       UNIVERSITY_CLIENT_ID: 'id',
       UNIVERSITY_CLIENT_SECRET: 'secret',
     })
     assert.equal(config.university.authorizeUrl, 'https://idp.example/oauth/authorise/')
-    assert.deepEqual(config.sandbox, { messenger: true, university: false })
+    assert.deepEqual(config.sandbox, { messenger: false, university: false })
   })
 
   for (const [env, variable] of [
@@ -76,14 +113,154 @@ describe('loadConfig', () => {
   }
 
   it('never runs the sandbox in production', () => {
-    const config = loadConfig({
-      NODE_ENV: 'production',
-      UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/a',
-      UNIVERSITY_TOKEN_URL: 'https://idp.example/t',
-      UNIVERSITY_CLIENT_ID: 'id',
-      UNIVERSITY_CLIENT_SECRET: 'secret',
-    })
+    const config = loadConfig(PRODUCTION)
     assert.deepEqual(config.sandbox, { messenger: false, university: false })
     assert.equal(config.messenger.apiBaseUrl, 'https://api.weixin.qq.com')
+  })
+})
+
+describe('loadConfig: the sandbox fails closed', () => {
+  it('refuses a university provider without a messenger platform', () => {
+    const universityOnly: Record<string, string> = { ...PROVIDERS }
+    delete universityOnly.MESSENGER_API_BASE_URL
+    refuses(universityOnly, 'MESSENGER_API_BASE_URL')
+  })
+
+  it('refuses a messenger platform without a university provider', () => {
+    refuses({ MESSENGER_API_BASE_URL: 'https://messenger.example' }, 'UNIVERSITY_AUTHORIZE_URL')
+  })
+
+  it('serves no sandbox once both providers are configured', () => {
+    assert.deepEqual(loadConfig(PROVIDERS).sandbox, { messenger: false, university: false })
+  })
+})
+
+describe('loadConfig: production is strict', () => {
+  it('starts with everything production needs', () => {
+    const config = loadConfig(PRODUCTION)
+    assert.equal(config.publicBaseUrl, 'https://campusgate.example.edu')
+    assert.deepEqual(config.dataEncryptionKeys, [Buffer.alloc(32, 1)])
+  })
+
+  for (const variable of [
+    'SMTP_URL',
+    'PUBLIC_BASE_URL',
+    'MESSENGER_ALLOWED_APP_IDS',
+    'DATA_ENCRYPTION_KEY',
+    'UNIVERSITY_AUTHORIZE_URL',
+  ] as const) {
+    it(`requires ${variable}`, () => {
+      const env: Record<string, string> = { ...PRODUCTION }
+      delete env[variable]
+      if (variable === 'UNIVERSITY_AUTHORIZE_URL') delete env.UNIVERSITY_TOKEN_URL
+      refuses(env, variable)
+    })
+  }
+
+  it('requires an https: PUBLIC_BASE_URL', () => {
+    refuses({ ...PRODUCTION, PUBLIC_BASE_URL: 'http://campusgate.example.edu' }, 'PUBLIC_BASE_URL')
+  })
+
+  it('refuses SMTP_URL parameters that would send mail to a remote relay without TLS', () => {
+    for (const query of [
+      'ignoreTLS=true',
+      'requireTLS=false',
+      'secure=false',
+      'tls.rejectUnauthorized=false',
+    ]) {
+      refuses({ ...PRODUCTION, SMTP_URL: `smtp://mail.example.edu:587?${query}` }, 'SMTP_URL')
+    }
+    // A relay on this machine may be configured freely.
+    assert.equal(
+      loadConfig({ SMTP_URL: 'smtp://127.0.0.1:2525?ignoreTLS=true' }).smtpUrl,
+      'smtp://127.0.0.1:2525?ignoreTLS=true',
+    )
+  })
+
+  it('never repeats the SMTP password in its message', () => {
+    assert.throws(
+      () => loadConfig({ SMTP_URL: 'smtp://user:hunter2@mail.example.edu?ignoreTLS=1' }),
+      (error: unknown) => error instanceof ConfigError && !error.message.includes('hunter2'),
+    )
+  })
+})
+
+describe('loadConfig: DATA_ENCRYPTION_KEY', () => {
+  it('reads a comma list of 32-byte keys, the first one first', () => {
+    const config = loadConfig({ DATA_ENCRYPTION_KEY: `${KEY_B}, ${KEY_A}` })
+    assert.deepEqual(config.dataEncryptionKeys, [Buffer.alloc(32, 2), Buffer.alloc(32, 1)])
+    assert.equal(loadConfig({}).dataEncryptionKeys, null)
+  })
+
+  it('refuses keys that are not base64 of exactly 32 bytes, without repeating them', () => {
+    const short = Buffer.alloc(16, 7).toString('base64')
+    const long = Buffer.alloc(48, 7).toString('base64')
+    for (const value of [short, long, 'not-base64-at-all', `${KEY_A},${short}`, ',']) {
+      refuses({ DATA_ENCRYPTION_KEY: value }, 'DATA_ENCRYPTION_KEY')
+      assert.throws(
+        () => loadConfig({ DATA_ENCRYPTION_KEY: value }),
+        (error: unknown) => error instanceof Error && !error.message.includes(short),
+      )
+    }
+  })
+})
+
+describe('loadConfig: TRUST_PROXY', () => {
+  it("refuses true, which would trust any client's own X-Forwarded-For", () => {
+    refuses({ TRUST_PROXY: 'true' }, 'TRUST_PROXY')
+  })
+
+  it('takes a hop count or proxy addresses', () => {
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+    assert.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false)
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy, [
+      '10.0.0.0/8',
+      '::1',
+    ])
+    refuses({ TRUST_PROXY: 'proxy.internal' }, 'TRUST_PROXY')
+  })
+})
+
+describe('loadConfig: durations and numbers are bounded', () => {
+  for (const [variable, value] of [
+    ['SESSION_TTL', '999999999d'],
+    ['SESSION_TTL', '3651d'],
+    ['SESSION_TOUCH_INTERVAL', '999999999d'],
+    ['REGISTRATION_CODE_TTL', '999999999d'],
+    ['UNIVERSITY_ATTEMPT_TTL', '999999999d'],
+    ['RATE_LIMIT_WINDOW', '999999999d'],
+    ['REQUEST_TIMEOUT', '999999999d'],
+    ['REQUEST_TIMEOUT', '0s'],
+    ['RATE_LIMIT_PER_ADDRESS', '1e12'],
+    ['RATE_LIMIT_PER_SESSION', '-1'],
+    ['RATE_LIMIT_REGISTRATION_PER_ADDRESS', '9999999999999'],
+    ['TRUST_PROXY', '99'],
+  ] as const) {
+    it(`refuses ${variable}=${value}`, () => refuses({ [variable]: value }, variable))
+  }
+
+  it('reads the rate limits and the request timeout, 0 turning a limit off', () => {
+    const config = loadConfig({
+      RATE_LIMIT_WINDOW: '10s',
+      RATE_LIMIT_PER_ADDRESS: '0',
+      RATE_LIMIT_REGISTRATION_PER_ADDRESS: '5',
+      RATE_LIMIT_PER_SESSION: '7',
+      REQUEST_TIMEOUT: '2s',
+    })
+    assert.deepEqual(config.rateLimit, {
+      windowMs: 10_000,
+      globalMax: 0,
+      sensitiveMax: 5,
+      perSessionMax: 7,
+    })
+    assert.equal(config.requestTimeoutMs, 2000)
+    const defaults = loadConfig({})
+    assert.deepEqual(defaults.rateLimit, {
+      windowMs: 60_000,
+      globalMax: 1000,
+      sensitiveMax: 100,
+      perSessionMax: 600,
+    })
+    assert.equal(defaults.requestTimeoutMs, 30_000)
   })
 })
