@@ -1,6 +1,7 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
+import { isLoopbackHost } from '../lib/loopback.js'
 
 export interface Mail {
   to: string
@@ -35,10 +36,11 @@ export function createMailTransport(options: MailTransportOptions): MailTranspor
     greetingTimeout: 10_000,
     socketTimeout: 20_000,
     // A relay on this machine often offers STARTTLS with a self-signed certificate; the traffic
-    // never leaves the host, so its certificate is not checked. Remote relays are verified.
-    ...(isLoopback(new URL(options.smtpUrl).hostname)
+    // never leaves the host, so its certificate is not checked. A remote relay gets TLS with a
+    // verified certificate: smtps://, or STARTTLS, without which nothing is sent (SPEC).
+    ...(isLoopbackHost(new URL(options.smtpUrl).hostname)
       ? { tls: { rejectUnauthorized: false } }
-      : {}),
+      : { requireTLS: true }),
   })
   return {
     async send(mail) {
@@ -47,10 +49,6 @@ export function createMailTransport(options: MailTransportOptions): MailTranspor
     discard: async () => undefined,
     close: () => transporter.close(),
   }
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname)
 }
 
 function fileTransport(options: MailTransportOptions): MailTransport {

@@ -19,7 +19,7 @@ export interface SmtpSink {
  */
 export async function startSmtpSink(
   port = 0,
-  options: { starttls?: boolean } = {},
+  options: { starttls?: boolean; host?: string } = {},
 ): Promise<SmtpSink> {
   const messages: ParsedMail[] = []
   const waiters = new Set<() => void>()
@@ -37,12 +37,13 @@ export async function startSmtpSink(
         .catch(callback)
     },
   })
-  server.listen(port, '127.0.0.1')
+  const host = options.host ?? '127.0.0.1'
+  server.listen(port, host)
   await once(server.server, 'listening')
   const actualPort = (server.server.address() as AddressInfo).port
   return {
     port: actualPort,
-    url: `smtp://127.0.0.1:${actualPort}`,
+    url: `smtp://${host}:${actualPort}`,
     messages,
     waitFor(predicate, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
