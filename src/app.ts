@@ -131,10 +131,10 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   )
   registerErrorHandling(app)
   await app.register(openapi, { version: VERSION })
-  await app.register(mediaType)
-
-  // Before the tier guard: a flood is refused before any session lookup.
+  // First of the hooks: a request without a session key is counted before anything else; the tier
+  // guard counts the others against their session (valid key) or address (see rate-limit.ts).
   await app.register(rateLimits, { limits: config.rateLimit, redisUrl: config.redisUrl })
+  await app.register(mediaType)
 
   await app.register(tierGuard, { sessions })
 

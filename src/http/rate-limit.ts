@@ -1,5 +1,6 @@
+import { isIP } from 'node:net'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
 import type { RateLimitConfig } from '../config.js'
@@ -12,6 +13,19 @@ declare module 'fastify' {
      * route's `onRequest`, before the tier guard, so floods are refused before any lookup.
      */
     limitSensitive: onRequestAsyncHookHandler
+    /**
+     * Counts a request that carried a session key, once the tier guard has checked it: against
+     * the session when the key is valid, against the client address when it is not.
+     */
+    countChecked(request: FastifyRequest, sessionId: string | null): Promise<void>
+  }
+  interface FastifyRequest {
+    /** Over a limit on a route that answers anyway (the callback): act on nothing. */
+    overRateLimit: boolean
+  }
+  interface FastifyContextConfig {
+    /** The route answers as usual when over a limit, with `overRateLimit` set (the callback). */
+    answersWhenRateLimited?: boolean
   }
 }
 
@@ -22,7 +36,7 @@ export interface RateLimitOptions {
 }
 
 /**
- * The shared rate-limit store. Commands fail fast while Redis is unreachable (no offline queue),
+ * The rate-limit store. Commands fail fast while Redis is unreachable (no offline queue),
  * so the limiter lets requests through instead of holding them.
  */
 function connectRedis(url: string, app: FastifyInstance): Redis {
@@ -54,37 +68,123 @@ function connectRedis(url: string, app: FastifyInstance): Redis {
   return redis
 }
 
+/**
+ * The counter key of a client address: IPv6 addresses count per /64, the smallest block a
+ * network usually hands one subscriber, so one client cannot take a fresh address per request.
+ */
+export function addressKey(ip: string): string {
+  if (isIP(ip) !== 6) return ip
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  if (mapped) return mapped[1]
+  const [head = '', tail] = ip.split('%')[0].split('::')
+  const groups = (part: string | undefined): string[] =>
+    part === undefined || part === '' ? [] : part.split(':')
+  const before = groups(head)
+  const after = groups(tail).flatMap((group) => {
+    if (!group.includes('.')) return [group]
+    const [a, b, c, d] = group.split('.').map(Number) as [number, number, number, number]
+    return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)]
+  })
+  const zeros = Array.from({ length: 8 - before.length - after.length }, () => '0')
+  const full = [...before, ...zeros, ...after]
+  return `${full
+    .slice(0, 4)
+    .map((group) => parseInt(group, 16).toString(16))
+    .join(':')}::/64`
+}
+
 /** 429 with `Retry-After`: the seconds until the window resets, at least one. */
 function rateLimited(secondsLeft: number): AppError {
   return new AppError('rateLimitExceeded', { retryAfterSeconds: Math.max(1, secondsLeft) })
 }
 
-/** Per-address rate limits: one for every request, a stricter one for sensitive routes. */
+type Limiter = (request: FastifyRequest) => Promise<void>
+
+/**
+ * SPEC "Rate limits": per client address, per valid session, and a stricter per-address limit on
+ * registration and callback routes; a limit of 0 is off.
+ *
+ * Where they run: a request without a session key is counted against its address before anything
+ * else. One with a key is counted once the tier guard has checked it — against the session when
+ * valid, so a backend checking many users' keys from one address meets only each key's limit; and
+ * against the address when not, so guessing keys is limited like anything else. A request whose
+ * key no guard checks (an unguarded route) is counted against its address after routing.
+ */
 export const rateLimits = fp(
   async function rateLimitsPlugin(app: FastifyInstance, { limits, redisUrl }: RateLimitOptions) {
     const redis = redisUrl === null ? null : connectRedis(redisUrl, app)
     await app.register(rateLimit, {
       global: false,
-      max: limits.globalMax,
       timeWindow: limits.windowMs,
       ...(redis === null ? {} : { redis, nameSpace: 'campusgate:rate-limit:' }),
+      // In memory: room for many clients before the least recent ones are forgotten.
+      cache: 50_000,
       // With Redis briefly unreachable, serve unlimited rather than fail every request.
       skipOnError: true,
-      errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
     })
-    app.addHook('onRequest', app.rateLimit())
 
-    const sensitive = app.createRateLimit({
-      max: limits.sensitiveMax,
-      timeWindow: limits.windowMs,
-      // Its own keys, so the two limits never share a counter, in memory or in Redis.
-      keyGenerator: (request) => `sensitive:${request.ip}`,
-    })
-    app.decorate('limitSensitive', async function limitSensitive(request) {
-      const result = await sensitive(request)
-      if (!result.isAllowed && result.isExceeded) {
+    /** A limiter of `max` per window on counters named `prefix:…`; none when `max` is 0. */
+    function limiter(max: number, prefix: string, key: (request: FastifyRequest) => string) {
+      if (max === 0) return async () => undefined
+      // Its own key prefix, so limits never share a counter, in memory or in Redis.
+      const count = app.createRateLimit({
+        max,
+        timeWindow: limits.windowMs,
+        keyGenerator: (request) => `${prefix}:${key(request)}`,
+      })
+      return async (request: FastifyRequest) => {
+        const result = await count(request)
+        if (result.isAllowed || !result.isExceeded) return
+        if (request.routeOptions.config.answersWhenRateLimited === true) {
+          request.overRateLimit = true
+          return
+        }
         throw rateLimited(result.ttlInSeconds)
       }
+    }
+
+    const byAddress = (request: FastifyRequest): string => addressKey(request.ip)
+    const sessionOf = new WeakMap<FastifyRequest, string>()
+    const countAddress: Limiter = limiter(limits.globalMax, 'address', byAddress)
+    const countSensitive: Limiter = limiter(limits.sensitiveMax, 'sensitive', byAddress)
+    const countSession: Limiter = limiter(
+      limits.perSessionMax,
+      'session',
+      (request) => sessionOf.get(request) ?? byAddress(request),
+    )
+    const counted = new WeakSet<FastifyRequest>()
+
+    app.decorateRequest('overRateLimit', false)
+
+    app.addHook('onRequest', async (request) => {
+      if (request.headers.authorization !== undefined) return
+      counted.add(request)
+      await countAddress(request)
+    })
+    // Routing and route hooks are done: a key no guard checked counts against the address.
+    app.addHook('preParsing', async (request) => {
+      if (counted.has(request)) return
+      counted.add(request)
+      await countAddress(request)
+    })
+
+    // Refused before routing finished (406, 404 with a key): still counted, after the answer.
+    app.addHook('onResponse', async (request) => {
+      if (counted.has(request)) return
+      counted.add(request)
+      await countAddress(request).catch(() => undefined)
+    })
+
+    app.decorate('countChecked', async function countChecked(request, sessionId) {
+      if (counted.has(request)) return
+      counted.add(request)
+      if (sessionId === null) return countAddress(request)
+      sessionOf.set(request, sessionId)
+      return countSession(request)
+    } satisfies FastifyInstance['countChecked'])
+
+    app.decorate('limitSensitive', async function limitSensitive(request) {
+      await countSensitive(request)
     } satisfies onRequestAsyncHookHandler)
   },
   { name: 'rate-limits' },

@@ -47,12 +47,25 @@ export const tierGuard = fp(
   function tierGuardPlugin(app: FastifyInstance, options: { sessions: Sessions }) {
     app.decorateRequest('session', null)
     app.decorate('requireTier', (tier: Tier): onRequestAsyncHookHandler => {
+      // Fail closed: a tier this guard does not know is a programming error, found at start-up.
+      if (typeof tier !== 'string' || !Object.hasOwn(RANK, tier)) {
+        throw new Error(`requireTier: unknown tier ${JSON.stringify(tier)}`)
+      }
       return async function requireTier(request) {
-        const session = await authenticate(options.sessions, request)
+        let session: Session
+        try {
+          session = await authenticate(options.sessions, request)
+        } catch (error) {
+          // A key that is missing or not valid counts against the client's address.
+          await app.countChecked(request, null)
+          throw error
+        }
+        // A valid key counts against its session, not the address it comes from.
+        await app.countChecked(request, session.id)
         if (RANK[session.tier] < RANK[tier]) throw new AppError('insufficientRegistrationTier')
         request.session = session
       }
     })
   },
-  { name: 'tier-guard' },
+  { name: 'tier-guard', dependencies: ['rate-limits'] },
 )

@@ -6,7 +6,7 @@ import { MEDIA_TYPE } from '../http/media-type.js'
 import { stringOrUndefined } from '../lib/coerce.js'
 import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
-import type { University } from './service.js'
+import type { CallbackResult, University } from './service.js'
 
 export interface UniversityRoutesOptions {
   university: University
@@ -22,6 +22,9 @@ const NO_CACHE = {
 } as const
 
 const optionalString = { type: 'string' } as const
+
+/** The callback's neutral result, for a request it does not act on. */
+const NOTHING_DONE: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
 
 async function noCache(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
   reply.headers(NO_CACHE)
@@ -151,18 +154,22 @@ export async function universityRoutes(
       },
       // Validation never refuses a callback: the provider gets its 200 whatever it sent.
       attachValidation: true,
+      // Nor do rate limits: over one, the callback answers as usual and acts on nothing.
+      config: { answersWhenRateLimited: true },
     },
     async (request, reply) => {
       const query = request.query
-      const result = await university.handleCallback({
-        clientId: stringOrUndefined(query.client_id),
-        clientSecret: stringOrUndefined(query.client_secret),
-        state: stringOrUndefined(query.state),
-        code: stringOrUndefined(query.code),
-        result: stringOrUndefined(query.result),
-        attemptCookie: request.cookies[cookieName] ?? null,
-        ip: request.ip,
-      })
+      const result = request.overRateLimit
+        ? NOTHING_DONE
+        : await university.handleCallback({
+            clientId: stringOrUndefined(query.client_id),
+            clientSecret: stringOrUndefined(query.client_secret),
+            state: stringOrUndefined(query.state),
+            code: stringOrUndefined(query.code),
+            result: stringOrUndefined(query.result),
+            attemptCookie: request.cookies[cookieName] ?? null,
+            ip: request.ip,
+          })
       reply.header('cache-control', 'no-store')
       if (result.boundToBrowser)
         reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
