@@ -6,6 +6,7 @@ import type { Cipher } from './lib/encryption.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { BODY_LIMIT_BYTES, mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
+import { protocolEdgeOptions } from './http/protocol-edge.js'
 import { rateLimits } from './http/rate-limit.js'
 import { tierGuard } from './http/tier-guard.js'
 import { createMailTransport, type MailTransport } from './mail/transport.js'
@@ -71,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     trustProxy: trustProxyOption(config.trustProxy),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: false },
+    ...protocolEdgeOptions(config.requestTimeoutMs),
   })
 
   const mailTransport =

@@ -11,6 +11,7 @@ export const ERRORS = {
   },
   malformedJson: { status: 400, code: '@bad-request/malformed-json' },
   invalidValue: { status: 400, code: '@bad-request/invalid-value' },
+  malformedRequest: { status: 400, code: '@bad-request/malformed-request' },
   failedMessengerAuthentication: {
     status: 401,
     code: '@unauthorized/failed-messenger-authentication',
@@ -24,8 +25,13 @@ export const ERRORS = {
   insufficientRegistrationTier: { status: 403, code: '@forbidden/insufficient-registration-tier' },
   unknownEndpoint: { status: 404, code: '@not-found/unknown-endpoint' },
   unsupportedApiVersion: { status: 406, code: '@not-acceptable/unsupported-api-version' },
+  requestTimedOut: { status: 408, code: '@request-timeout/request-timed-out' },
   bodyTooLarge: { status: 413, code: '@payload-too-large/body-too-large' },
   jsonRequired: { status: 415, code: '@unsupported-media-type/json-required' },
+  headersTooLarge: {
+    status: 431,
+    code: '@request-header-fields-too-large/headers-too-large',
+  },
   rateLimitExceeded: { status: 429, code: '@too-many-requests/rate-limit-exceeded' },
   unexpectedError: { status: 500, code: '@internal-server-error/unexpected-error' },
   messengerPlatformUnavailable: {

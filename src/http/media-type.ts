@@ -9,6 +9,12 @@ export const BODY_LIMIT_BYTES = 16 * 1024
 /** The one media type of the v1 wire interface, sent exactly so (no charset parameter). */
 export const MEDIA_TYPE = 'application/vnd.service.v1+json'
 
+/** What every JSON answer carries besides its media type (SPEC "Answers at the protocol edge"). */
+export const JSON_ANSWER_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+} as const
+
 const V1_RANGES = new Set([
   '*/*',
   'application/*',
@@ -45,7 +51,8 @@ export function acceptsV1(accept: string | undefined): boolean {
 export function acceptJsonBodiesOnly(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(
-    /^application\/([a-z0-9.+-]+\+)?json$/i,
+    // Parameters allowed: `application/json; charset=utf-8` is what most clients send.
+    /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i,
     { parseAs: 'string' },
     (_request, body: string, done) => {
       if (body.trim() === '') return done(null, undefined)
@@ -88,12 +95,20 @@ export const mediaType = fp(
 
     app.addHook('onSend', async (request, reply, payload) => {
       const contentType = reply.getHeader('content-type')
+      if (typeof contentType !== 'string') return payload
       if (
-        typeof contentType === 'string' &&
         /^application\/(json|vnd\.service\.v1\+json)\b/.test(contentType) &&
         wantsVersionedMediaType(request)
       ) {
         reply.header('content-type', MEDIA_TYPE)
+      }
+      // SPEC: JSON answers (one carries a session key) are never cached, nor sniffed as
+      // something else. A route's stricter no-cache header that already says no-store stays.
+      if (/^application\/([a-z0-9.+-]+\+)?json\b/i.test(contentType)) {
+        if (!/\bno-store\b/.test(String(reply.getHeader('cache-control') ?? ''))) {
+          reply.header('cache-control', JSON_ANSWER_HEADERS['cache-control'])
+        }
+        reply.header('x-content-type-options', JSON_ANSWER_HEADERS['x-content-type-options'])
       }
       return payload
     })
