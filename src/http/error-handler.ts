@@ -42,6 +42,15 @@ const FASTIFY_CODES: Readonly<Record<string, ErrorName>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'bodyTooLarge',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'malformedJson',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'malformedJson',
+  FST_ERR_BAD_URL: 'malformedRequest',
+}
+
+/** The client went away before its request was complete: its doing, so never an error line. */
+function clientAborted(error: unknown, request: FastifyRequest): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return (
+    (code === 'ECONNRESET' || code === 'ECONNABORTED') && request.raw.socket?.destroyed !== false
+  )
 }
 
 function toAppError(error: unknown, request: FastifyRequest): AppError | null {
@@ -71,6 +80,10 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
 /** Installs the one error handler and the unknown-endpoint handler. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (clientAborted(error, request)) {
+      request.log.info({ event: 'request-aborted' }, 'client closed the connection mid-request')
+      return sendError(reply, new AppError('malformedRequest'))
+    }
     const known = toAppError(error, request)
     if (known === null) {
       // Unexpected: log everything server-side, answer with no detail.

@@ -9,7 +9,7 @@ export const BODY_LIMIT_BYTES = 16 * 1024
 /** The one media type of the v1 wire interface, sent exactly so (no charset parameter). */
 export const MEDIA_TYPE = 'application/vnd.service.v1+json'
 
-/** What every JSON answer carries besides its media type (SPEC "Answers at the protocol edge"). */
+/** What every JSON answer carries besides its media type (docs/decisions.md, "Answers at the protocol edge"). */
 export const JSON_ANSWER_HEADERS = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
@@ -102,7 +102,7 @@ export const mediaType = fp(
       ) {
         reply.header('content-type', MEDIA_TYPE)
       }
-      // SPEC: JSON answers (one carries a session key) are never cached, nor sniffed as
+      // docs/decisions.md, "Answers at the protocol edge": JSON answers (one carries a session key) are never cached, nor sniffed as
       // something else. A route's stricter no-cache header that already says no-store stays.
       if (/^application\/([a-z0-9.+-]+\+)?json\b/i.test(contentType)) {
         if (!/\bno-store\b/.test(String(reply.getHeader('cache-control') ?? ''))) {

@@ -51,7 +51,7 @@ function frameworkErrors(_error: Error, _request: FastifyRequest, reply: Fastify
     .code(ERRORS.malformedRequest.status)
     .headers(JSON_ANSWER_HEADERS)
     .type(MEDIA_TYPE)
-    .send(errorBody('malformedRequest'))
+    .send(Buffer.from(errorBody('malformedRequest')))
 }
 
 /**

@@ -101,7 +101,7 @@ function rateLimited(secondsLeft: number): AppError {
 type Limiter = (request: FastifyRequest) => Promise<void>
 
 /**
- * SPEC "Rate limits": per client address, per valid session, and a stricter per-address limit on
+ * docs/decisions.md, "Rate limits": per client address, per valid session, and a stricter per-address limit on
  * registration and callback routes; a limit of 0 is off.
  *
  * Where they run: a request without a session key is counted against its address before anything

@@ -17,12 +17,16 @@ export const EMPTY_OBJECT: JsonSchema = {
 
 /**
  * Response entries for the error rows a route can produce, grouped by status. Every route also
- * gets the rows any request can meet (406, 429, 500, 503), so the document lists them everywhere.
+ * gets the rows any request can meet (the protocol edge's 400, 408 and 431; 406, 429, 500, 503), so
+ * the document lists them everywhere.
  */
 export function errorResponses(...names: ErrorName[]): Record<string, JsonSchema> {
   const all: ErrorName[] = [
     ...names,
+    'malformedRequest',
     'unsupportedApiVersion',
+    'requestTimedOut',
+    'headersTooLarge',
     'rateLimitExceeded',
     'unexpectedError',
     'databaseUnavailable',

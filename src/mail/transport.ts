@@ -37,7 +37,7 @@ export function createMailTransport(options: MailTransportOptions): MailTranspor
     socketTimeout: 20_000,
     // A relay on this machine often offers STARTTLS with a self-signed certificate; the traffic
     // never leaves the host, so its certificate is not checked. A remote relay gets TLS with a
-    // verified certificate: smtps://, or STARTTLS, without which nothing is sent (SPEC).
+    // verified certificate: smtps://, or STARTTLS, without which nothing is sent.
     ...(isLoopbackHost(new URL(options.smtpUrl).hostname)
       ? { tls: { rejectUnauthorized: false } }
       : { requireTLS: true }),

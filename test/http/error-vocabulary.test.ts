@@ -10,6 +10,7 @@ import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
 import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
 import { documentationProblems, type ProducedError } from '../helpers/documentation.js'
+import { rawRequest } from '../helpers/raw-http.js'
 
 const DATABASE_UNAVAILABLE = '@service-unavailable/database-unavailable'
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
@@ -265,6 +266,30 @@ describe('the error vocabulary', () => {
       await cut.close()
       await proxy.close()
       await database.drop()
+    }
+  })
+
+  it('produces 400 malformed-request, 408 and 431 at the protocol edge', async () => {
+    const edge = await startService({ REQUEST_TIMEOUT: '1s' })
+    try {
+      for (const [request, status, code] of [
+        ['GET /%c0 HTTP/1.1\r\nHost: x\r\n\r\n', 400, '@bad-request/malformed-request'],
+        ['GET /session HTTP/1.1\r\nHost: x\r\n', 408, '@request-timeout/request-timed-out'],
+        [
+          `GET /session HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`,
+          431,
+          '@request-header-fields-too-large/headers-too-large',
+        ],
+      ] as const) {
+        const answer = await rawRequest(edge.url, request)
+        assert.equal(answer.status, status)
+        assert.equal(answer.headers['content-type'], MEDIA_TYPE)
+        assert.deepEqual(JSON.parse(answer.body), { error: code })
+        produced.set(code, status)
+        answered.push({ method: 'GET', path: null, status, code })
+      }
+    } finally {
+      await edge.close()
     }
   })
 
