@@ -176,6 +176,12 @@ export function createUniversity(options: UniversityOptions): University {
     if (input.state === undefined || input.state === '' || input.state.length > MAX_SECRET_LENGTH) {
       return refuse('state missing or malformed', input)
     }
+    const denial = input.result === 'denied' || input.code === undefined || input.code === ''
+    // Without the cookie, only the provider's own secret tells its call from a forged one that
+    // carries a code obtained elsewhere; a denial links nothing, so it may come without it.
+    if (options.callbackBinding === 'none' && !denial && input.clientSecret === undefined) {
+      return refuse('client_secret required with UNIVERSITY_CALLBACK_BINDING=none', input)
+    }
     let cookieHash: string | null = null
     if (options.callbackBinding === 'cookie') {
       if (input.attemptCookie === null || input.attemptCookie.length > MAX_SECRET_LENGTH) {
@@ -191,7 +197,7 @@ export function createUniversity(options: UniversityOptions): University {
     if (attempt === null) return refuse('no attempt in progress for this browser', input)
     const boundToBrowser = cookieHash !== null
 
-    if (input.result === 'denied' || input.code === undefined || input.code === '') {
+    if (denial || input.code === undefined) {
       const won = await transitionAttempt(db, attempt.id, 'redirected', 'denied', now)
       if (!won) return refuse('attempt already handled', input)
       log.info(

@@ -311,6 +311,29 @@ describe('GET /authorize/university/callback with UNIVERSITY_CALLBACK_BINDING=no
           }
         },
       )
+
+      if (links) {
+        it('links nothing on a callback without client_secret, even with a real code', async () => {
+          const user = await userInBrowser(stack)
+          const callback = await decideAtProvider(stack, user.openId, 'allow')
+          const forged = withParams(callback, { client_secret: null })
+          assertNeutral(await followCallback(forged, null))
+          assert.equal(await tierOf(stack, user.sessionKey), 'messenger-registered')
+          assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['redirected'])
+          assert.ok(
+            logEvents(stack, 'university-callback-refused').some(
+              (e) => e.reason === 'client_secret required with UNIVERSITY_CALLBACK_BINDING=none',
+            ),
+          )
+        })
+
+        it('takes a denial without client_secret', async () => {
+          const user = await userInBrowser(stack)
+          const callback = await decideAtProvider(stack, user.openId, 'deny')
+          assertNeutral(await followCallback(withParams(callback, { client_secret: null }), null))
+          assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['denied'])
+        })
+      }
     })
   }
 })
