@@ -18,6 +18,11 @@ export interface UniversityClientOptions {
   fetch?: typeof fetch
 }
 
+/** Whether `text` contains `value` as written or URL-encoded. */
+function quotes(text: string, value: string): boolean {
+  return value !== '' && (text.includes(value) || text.includes(encodeURIComponent(value)))
+}
+
 /**
  * UCL-API-style token endpoint: `GET tokenUrl?code&client_id&client_secret` answering
  * `{ ok, token, … }`. Failures come back as values with a reason fit for logs (no secrets).
@@ -50,11 +55,16 @@ export function createUniversityClient(options: UniversityClientOptions): Univer
       if (parsed.ok === true && typeof parsed.token === 'string' && parsed.token !== '') {
         return { ok: true, token: parsed.token }
       }
-      // The provider's text goes to the logs: it must not echo the voucher or our secret.
+      // The provider's text goes to the logs. Our secret is cut out of it; text that quotes the
+      // voucher is withheld whole: the voucher comes from the caller, and a caller-chosen value
+      // must not pick which words of a log line are blanked.
+      const said = typeof parsed.error === 'string' ? parsed.error.slice(0, 200) : null
       const error =
-        typeof parsed.error === 'string'
-          ? redact(parsed.error.slice(0, 200), [code, options.clientSecret])
-          : 'no token'
+        said === null
+          ? 'no token'
+          : quotes(said, code)
+            ? 'error text withheld: it quotes the voucher'
+            : redact(said, [options.clientSecret])
       return { ok: false, reason: `token endpoint refused (HTTP ${status}: ${error})` }
     },
   }

@@ -249,4 +249,38 @@ describe('POST /register/messenger when the messenger platform misbehaves', () =
     })
     assert.equal(allowed.status, 200)
   })
+
+  it('logs why the platform failed in its own words: no secret, and nothing a client can redact', async () => {
+    // A broken proxy in front of the platform that echoes the request, secret and code included.
+    const echo = createServer((req, res) => res.end(`not json: ${req.url}`))
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve))
+    const service = await startService({
+      MESSENGER_API_BASE_URL: `http://127.0.0.1:${(echo.address() as AddressInfo).port}`,
+      UNIVERSITY_AUTHORIZE_URL: 'http://127.0.0.1:9/authorise',
+      UNIVERSITY_TOKEN_URL: 'http://127.0.0.1:9/token',
+      UNIVERSITY_CLIENT_ID: 'id',
+      UNIVERSITY_CLIENT_SECRET: 'secret',
+    })
+    try {
+      const register = (appSecret: string, code: string) =>
+        call(`${service.url}/register/messenger`, {
+          method: 'POST',
+          json: { appId: 'wx-app', appSecret, code },
+        })
+      assert.equal((await register('echoed-secret-4821', 'echoed-code-9135')).status, 502)
+      // Values a client picks to match words of the log line must not blank them out.
+      assert.equal((await register('JSON', 'not')).status, 502)
+      const logs = service.logs()
+      assert.ok(!logs.includes('echoed-secret-4821'))
+      assert.ok(!logs.includes('echoed-code-9135'))
+      assert.ok(!logs.includes('[redacted]'))
+      const reasons = logs
+        .split('\n')
+        .filter((line) => line.includes('code2session answered something that is not JSON'))
+      assert.equal(reasons.length, 2)
+    } finally {
+      await service.close()
+      await new Promise<void>((resolve) => echo.close(() => resolve()))
+    }
+  })
 })

@@ -58,7 +58,17 @@ describe('the token exchange client', () => {
     const echoed = await client().exchangeCode('voucher-123', 'open-1')
     assert.deepEqual(echoed, {
       ok: false,
-      reason: 'token endpoint refused (HTTP 400: code [redacted] unknown for [redacted])',
+      reason: 'token endpoint refused (HTTP 400: error text withheld: it quotes the voucher)',
+    })
+    answer = {
+      status: 400,
+      body: JSON.stringify({ ok: false, error: 'client secret is wrong' }),
+    }
+    // Only our own secret is cut out: a voucher the caller chose ("is") blanks no word.
+    const chosen = await client().exchangeCode('is', 'open-1')
+    assert.deepEqual(chosen, {
+      ok: false,
+      reason: 'token endpoint refused (HTTP 400: error text withheld: it quotes the voucher)',
     })
     answer = { status: 502, body: '<html>bad gateway</html>' }
     const broken = await client().exchangeCode('voucher', 'open-1')
