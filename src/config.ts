@@ -152,8 +152,8 @@ function ipList(env: Env, name: string): string[] {
 
 /**
  * `true` would take the client's own `X-Forwarded-For` as its address, so anyone could pick the
- * address that rate limits and UNIVERSITY_CALLBACK_ALLOWED_IPS see; it is refused, as Keycloak and
- * Ory do. A hop count trusts that many proxies, counted from the right of the header.
+ * address that rate limits and UNIVERSITY_CALLBACK_ALLOWED_IPS see; so it is refused. A hop count
+ * trusts that many proxies, counted from the right of the header.
  */
 function trustProxy(env: Env): false | number | string[] {
   const raw = read(env, 'TRUST_PROXY')
