@@ -68,4 +68,37 @@ describe('start-up', () => {
       rmSync(cwd, { recursive: true, force: true })
     }
   })
+
+  it('in production, with everything it requires, serves no sandbox', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'campusgate-start-'))
+    const port = await freePort()
+    const run = start(
+      {
+        NODE_ENV: 'production',
+        PORT: String(port),
+        PUBLIC_BASE_URL: 'https://campusgate.example.edu',
+        SMTP_URL: 'smtp://127.0.0.1:9',
+        MESSENGER_ALLOWED_APP_IDS: 'wx-app',
+        DATA_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
+        UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/authorise',
+        UNIVERSITY_TOKEN_URL: 'https://idp.example/token',
+        UNIVERSITY_CLIENT_ID: 'id',
+        UNIVERSITY_CLIENT_SECRET: 'secret',
+      },
+      cwd,
+    )
+    try {
+      await waitUntilServing(run, `http://127.0.0.1:${port}/openapi.json`)
+      assert.doesNotMatch(run.stdout(), /sandbox mode/)
+      const sandbox = await fetch(`http://127.0.0.1:${port}/_sandbox/messenger/login-codes`, {
+        method: 'POST',
+      })
+      assert.equal(sandbox.status, 404)
+      run.child.kill('SIGTERM')
+      assert.equal(await run.exited, 0)
+    } finally {
+      run.child.kill('SIGKILL')
+      rmSync(cwd, { recursive: true, force: true })
+    }
+  })
 })
