@@ -139,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   if (config.sandbox.messenger || config.sandbox.university) {
     sandboxRoutes(app, {
       ...config.sandbox,
+      universityProtocol: config.university.protocol,
       clientId: config.university.clientId,
       clientSecret: config.university.clientSecret,
       callbackUrl: () => `${config.publicBaseUrl}/authorize/university/callback`,
