@@ -16,6 +16,7 @@ import { sessionRoutes } from './sessions/routes.js'
 import { createSessions, type Sessions } from './sessions/service.js'
 import { createUniversityClient } from './university/client.js'
 import { universityRoutes } from './university/routes.js'
+import { createOidcClient } from './university/oidc-client.js'
 import { createUniversity } from './university/service.js'
 import { VERSION } from './version.js'
 
@@ -74,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     clock,
     ttlMs: config.sessionTtlMs,
     touchIntervalMs: config.sessionTouchIntervalMs,
+    linkMaxAgeMs: config.university.linkMaxAgeMs,
   })
   const messenger = createMessengerClient({ ...config.messenger, fetch: deps.fetch })
   const mailTransport =
@@ -100,6 +102,19 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     db: db.kysely,
     clock,
     client: createUniversityClient({ ...config.university, fetch: deps.fetch }),
+    oidc:
+      config.university.protocol === 'oidc' && config.university.issuer !== null
+        ? createOidcClient({
+            ...config.university,
+            issuer: config.university.issuer,
+            redirectUri: `${config.publicBaseUrl}/authorize/university/callback`,
+            // An http: issuer (a development provider, the sandbox) never in production.
+            allowInsecureRequests: config.university.issuer.startsWith('http:'),
+            clock,
+            fetch: deps.fetch,
+          })
+        : null,
+    mailLimits: config.mailLimits,
     log: app.log.child({ component: 'university' }),
     onMailQueued: () => mailWorker.kick(),
     logLinks: config.smtpUrl === null,

@@ -10,11 +10,14 @@ import {
 } from '../university/store.js'
 import {
   deleteUser,
+  findBindingHolder,
+  lapseLinksOfBinding,
   lockUser,
   lockUserOfSession,
   nullifyCredentials,
-  setUniversityToken,
+  setUniversityLink,
   upsertUser,
+  type UniversityIdentityRecord,
 } from '../users/store.js'
 
 /*
@@ -65,14 +68,19 @@ export async function retirePendingRegistration(
   await endOpenAttemptsOfUser(trx, userId, now)
 }
 
-/** Tier 2, step 1: a new code supersedes the user's older ones, and its mail is queued with it. */
+/**
+ * Tier 2, step 1: a new code supersedes the user's older ones, and its mail is queued with it.
+ * `admit` runs once the user's row is locked and may refuse (throw): then nothing changes.
+ */
 export async function issueRegistrationCode(
   trx: Queryable,
   code: { id: string; userId: string; codeHash: string; expiresAt: number },
   mail: Mail,
   now: number,
+  admit: () => Promise<void> = async () => undefined,
 ): Promise<void> {
   await lockUser(trx, code.userId)
+  await admit()
   await retirePendingRegistration(trx, code.userId, now)
   await insertCode(trx, code, now)
   await enqueueMail(
@@ -86,20 +94,45 @@ export async function issueRegistrationCode(
   )
 }
 
+export type LinkResult =
+  { result: 'linked' } | { result: 'taken'; holderUserId: string } | { result: 'ended' }
+
 /**
- * Tier 2, last step: completes the exchanging attempt and records the token on the user. `false`
- * when the attempt was ended meanwhile (a logout during the token exchange): nothing is linked.
+ * Tier 2, last step: completes the exchanging attempt and records the token and the identity on
+ * the user. Under exclusive binding (`binding` set) an identity that another user's live link holds
+ * is `taken`: the attempt ends so and nothing is linked. A holder's link older than
+ * `lapsedBefore` (UNIVERSITY_LINK_MAX_AGE) has lapsed and lets go. `ended` when the attempt was
+ * ended meanwhile (a logout during the token exchange): nothing is linked.
  */
 export async function linkUniversityAccount(
   trx: Queryable,
-  link: { attemptId: string; userId: string; tokenHash: string },
+  link: {
+    attemptId: string
+    userId: string
+    tokenHash: string
+    identity: UniversityIdentityRecord | null
+    binding: string | null
+    lapsedBefore: number | null
+  },
   now: number,
-): Promise<boolean> {
-  if (!(await lockUser(trx, link.userId))) return false
-  if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) return false
-  await setUniversityToken(trx, link.userId, link.tokenHash, now)
+): Promise<LinkResult> {
+  if (!(await lockUser(trx, link.userId))) return { result: 'ended' }
+  if (link.binding !== null) {
+    if (link.lapsedBefore !== null) {
+      await lapseLinksOfBinding(trx, link.binding, link.lapsedBefore, now)
+    }
+    const holderUserId = await findBindingHolder(trx, link.binding, link.userId)
+    if (holderUserId !== null) {
+      const won = await transitionAttempt(trx, link.attemptId, 'exchanging', 'taken', now)
+      return won ? { result: 'taken', holderUserId } : { result: 'ended' }
+    }
+  }
+  if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) {
+    return { result: 'ended' }
+  }
+  await setUniversityLink(trx, link.userId, link, now)
   await retirePendingRegistration(trx, link.userId, now)
-  return true
+  return { result: 'linked' }
 }
 
 /** Erasure: the user's mails (sent or queued) go, then the user with everything that cascades. */

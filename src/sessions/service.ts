@@ -4,7 +4,12 @@ import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
 import { endSession, eraseUser, registerUser } from '../accounts/lifecycle.js'
-import { findExpiredSessionIds, findSessionByKeyHash, touchSession } from './store.js'
+import {
+  findExpiredSessionIds,
+  findSessionByKeyHash,
+  touchSession,
+  type SessionRecord,
+} from './store.js'
 
 export type Tier = 'messenger-registered' | 'university-registered'
 
@@ -15,6 +20,30 @@ export interface Session {
   readonly openId: string
   readonly tier: Tier
   readonly expiresAt: Date
+  /** At tier 2: the university account that proved it; fields the provider did not give are absent. */
+  readonly university?: UniversityLink
+}
+
+export interface UniversityLink {
+  readonly subject?: string
+  readonly email?: string
+  readonly name?: string
+  readonly isStudent?: boolean
+  readonly linkedAt: Date
+}
+
+/** The link as `GET /session` shows it: nulls left out, never guessed. */
+function universityLinkOf(
+  university: SessionRecord['university'],
+  linkedAt: number,
+): UniversityLink {
+  return {
+    ...(university.subject === null ? {} : { subject: university.subject }),
+    ...(university.email === null ? {} : { email: university.email }),
+    ...(university.name === null ? {} : { name: university.name }),
+    ...(university.isStudent === null ? {} : { isStudent: university.isStudent }),
+    linkedAt: new Date(linkedAt),
+  }
 }
 
 export interface MessengerIdentity {
@@ -42,9 +71,17 @@ export interface SessionsOptions {
   clock: Clock
   ttlMs: number
   touchIntervalMs: number
+  /** UNIVERSITY_LINK_MAX_AGE: an older university link no longer counts; null: links never lapse. */
+  linkMaxAgeMs?: number | null
 }
 
-export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOptions): Sessions {
+export function createSessions({
+  db,
+  clock,
+  ttlMs,
+  touchIntervalMs,
+  linkMaxAgeMs = null,
+}: SessionsOptions): Sessions {
   function end(sessionId: string): Promise<boolean> {
     const now = clock.now().getTime()
     return inTransaction(db, (trx) => endSession(trx, sessionId, now))
@@ -86,12 +123,18 @@ export function createSessions({ db, clock, ttlMs, touchIntervalMs }: SessionsOp
         expiresAt = now + ttlMs
         await touchSession(db, record.id, expiresAt, now)
       }
+      const linkedAt = record.university.linkedAt
+      const linked =
+        record.universityLinked &&
+        linkedAt !== null &&
+        (linkMaxAgeMs === null || now - linkedAt < linkMaxAgeMs)
       return {
         id: record.id,
         userId: record.userId,
         openId: record.openId,
-        tier: record.universityLinked ? 'university-registered' : 'messenger-registered',
+        tier: linked ? 'university-registered' : 'messenger-registered',
         expiresAt: new Date(expiresAt),
+        ...(linked ? { university: universityLinkOf(record.university, linkedAt) } : {}),
       }
     },
 
