@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/schema.js'
 import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
+import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
 import type { Mail } from '../mail/transport.js'
 import { deleteSession, replaceSession } from '../sessions/store.js'
 import {
@@ -70,17 +71,18 @@ export async function retirePendingRegistration(
 
 /**
  * Tier 2, step 1: a new code supersedes the user's older ones, and its mail is queued with it.
- * `admit` runs once the user's row is locked and may refuse (throw): then nothing changes.
+ * Over a mail cap (`limits`) it throws and nothing changes; the count runs after the user's row is
+ * locked, so one user's requests are counted one at a time.
  */
 export async function issueRegistrationCode(
   trx: Queryable,
   code: { id: string; userId: string; codeHash: string; expiresAt: number },
   mail: Mail,
   now: number,
-  admit: () => Promise<void> = async () => undefined,
+  limits: MailLimits | null = null,
 ): Promise<void> {
   await lockUser(trx, code.userId)
-  await admit()
+  if (limits !== null) await enforceMailLimits(trx, limits, code.userId, mail.to, now)
   await retirePendingRegistration(trx, code.userId, now)
   await insertCode(trx, code, now)
   await enqueueMail(

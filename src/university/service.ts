@@ -16,7 +16,8 @@ import {
 import type { UniversityClient } from './client.js'
 import { confirmationEmail } from './confirmation-email.js'
 import { issueRegistrationCode } from '../accounts/lifecycle.js'
-import { emailDomainAllowed, enforceMailLimits, type MailLimits } from './mail-policy.js'
+import type { MailLimits } from '../mail/caps.js'
+import { emailDomainAllowed } from './email-domains.js'
 import { attemptSecrets, ProviderUnavailableError, type OidcClient } from './oidc-client.js'
 import { createCallbackSteps } from './callback-steps.js'
 import { findLiveCode, findOpenAttempt, insertAttempt, transitionAttempt } from './store.js'
@@ -135,8 +136,7 @@ export function createUniversity(options: UniversityOptions): University {
           { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
           mail,
           now,
-          // After the user's row is locked: one user's requests are counted one at a time.
-          () => enforceMailLimits(trx, options.mailLimits, userId, email, now),
+          options.mailLimits,
         ),
       )
       if (options.logLinks) {

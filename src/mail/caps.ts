@@ -1,21 +1,11 @@
 import { AppError } from '../errors.js'
 import type { Queryable } from '../db/schema.js'
-import { countMailSince, type MailWindow } from '../mail/outbox.js'
+import { countMailSince, type MailWindow } from './outbox.js'
 
 export interface MailLimits {
   readonly perUser: number
   readonly perRecipient: number
   readonly windowMs: number
-}
-
-/**
- * UNIVERSITY_EMAIL_DOMAINS: the address's domain is one of them or a subdomain of one
- * (`cs.ucl.ac.uk` passes for `ucl.ac.uk`). No list: every address passes.
- */
-export function emailDomainAllowed(email: string, domains: readonly string[] | null): boolean {
-  if (domains === null) return true
-  const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase()
-  return domains.some((allowed) => domain === allowed || domain.endsWith(`.${allowed}`))
 }
 
 function retryAfterSeconds(window: MailWindow, windowMs: number, now: number): number {
