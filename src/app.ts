@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
+import type { Cipher } from './lib/encryption.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { BODY_LIMIT_BYTES, mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
@@ -24,6 +25,8 @@ export interface AppDeps {
   config: Config
   db: Db
   clock: Clock
+  /** Encrypts the secrets campusgate must read back (see secrets-at-rest.ts). */
+  cipher: Cipher
   /** Outbound HTTP for the provider clients. */
   fetch?: typeof fetch
   /** Where the JSON log lines go (default stdout); tests read them to prove no secret is logged. */
@@ -70,14 +73,6 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     routerOptions: { ignoreTrailingSlash: false },
   })
 
-  const sessions = createSessions({
-    db: db.kysely,
-    clock,
-    ttlMs: config.sessionTtlMs,
-    touchIntervalMs: config.sessionTouchIntervalMs,
-    linkMaxAgeMs: config.university.linkMaxAgeMs,
-  })
-  const messenger = createMessengerClient({ ...config.messenger, fetch: deps.fetch })
   const mailTransport =
     deps.mailTransport ??
     createMailTransport({
@@ -85,17 +80,30 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       outboxDir: config.outboxDir,
       from: config.mailFrom,
     })
+  const discardMail = (mailIds: readonly string[]) => mailTransport.discard(mailIds)
+  const sessions = createSessions({
+    db: db.kysely,
+    clock,
+    cipher: deps.cipher,
+    discardMail,
+    ttlMs: config.sessionTtlMs,
+    touchIntervalMs: config.sessionTouchIntervalMs,
+    linkMaxAgeMs: config.university.linkMaxAgeMs,
+  })
+  const messenger = createMessengerClient({ ...config.messenger, fetch: deps.fetch })
   const mailWorker = createMailWorker({
     db: db.kysely,
     dialect: db.dialect,
     clock,
     transport: mailTransport,
+    cipher: deps.cipher,
     log: app.log.child({ component: 'mail-worker' }),
   })
   const pruner = createPruner({
     db: db.kysely,
     clock,
     sessions,
+    discardMail,
     log: app.log.child({ component: 'pruner' }),
   })
   const university = createUniversity({
@@ -115,6 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
           })
         : null,
     mailLimits: config.mailLimits,
+    cipher: deps.cipher,
     log: app.log.child({ component: 'university' }),
     onMailQueued: () => mailWorker.kick(),
     logLinks: config.smtpUrl === null,

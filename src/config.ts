@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { dirname, join } from 'node:path'
 
 /** Which simulated providers the server mounts under `/_sandbox/`. */
 export interface SandboxConfig {
@@ -66,6 +67,10 @@ export interface Config {
   readonly registrationCodeTtlMs: number
   readonly trustProxy: boolean | number | string[]
   readonly logLevel: string
+  /** DATA_ENCRYPTION_KEY: the first encrypts, all decrypt; `null` to use `dataEncryptionKeyFile`. */
+  readonly dataEncryptionKeys: readonly Buffer[] | null
+  /** Where a development key is kept (created on first start) when DATA_ENCRYPTION_KEY is unset. */
+  readonly dataEncryptionKeyFile: string
   readonly rateLimit: RateLimitConfig
 }
 
@@ -173,6 +178,26 @@ function redisUrl(env: Env): string | null {
   return /^rediss?:\/\/.+/.test(raw)
     ? raw
     : fail('REDIS_URL', 'must be redis://host:port or rediss://…')
+}
+
+function dataEncryptionKeys(env: Env): Buffer[] | null {
+  const items = list(env, 'DATA_ENCRYPTION_KEY')
+  if (items === null) return null
+  const keys = items.map((item) => Buffer.from(item, 'base64'))
+  if (
+    keys.length === 0 ||
+    keys.some((key, i) => key.length !== 32 || !/^[A-Za-z0-9+/]+=*$/.test(items[i]))
+  ) {
+    fail('DATA_ENCRYPTION_KEY', 'must be base64 of 32 random bytes (a comma list to rotate keys)')
+  }
+  return keys
+}
+
+/** Beside the SQLite file; for PostgreSQL in ./data, shared by the instances of one checkout. */
+function keyFileFor(databaseUrl: string): string {
+  const path = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : ''
+  if (path === '' || path === ':memory:') return './data/campusgate.key'
+  return join(dirname(path.replace(/^\/\/(?=\/)/, '')), 'campusgate.key')
 }
 
 function databaseUrl(env: Env): string {
@@ -319,6 +344,8 @@ export function loadConfig(env: Env): Config {
     registrationCodeTtlMs: duration(env, 'REGISTRATION_CODE_TTL', '30m'),
     trustProxy: trustProxy(env),
     logLevel,
+    dataEncryptionKeys: dataEncryptionKeys(env),
+    dataEncryptionKeyFile: keyFileFor(databaseUrl(env)),
     rateLimit: Object.freeze({ globalMax: 1000, sensitiveMax: 100, windowMs: 60_000 }),
   })
 }

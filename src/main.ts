@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { createDb } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { describeError } from './lib/describe-error.js'
+import { cipherFor } from './secrets-at-rest.js'
 
 function configOrExit(): Config {
   try {
@@ -29,7 +30,14 @@ async function migrateOnly(config: Config): Promise<void> {
 async function serve(config: Config): Promise<void> {
   const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
   await migrateToLatest(db)
-  const { app } = await buildApp({ config, db, clock: systemClock })
+  const { cipher, createdKeyFile } = cipherFor(config)
+  const { app } = await buildApp({ config, db, clock: systemClock, cipher })
+  if (createdKeyFile !== null) {
+    app.log.warn(
+      { keyFile: createdKeyFile },
+      'no DATA_ENCRYPTION_KEY: generated a development key in the key file (set DATA_ENCRYPTION_KEY in production)',
+    )
+  }
   await app.listen({ port: config.port, host: config.host })
   if (config.sandbox.messenger || config.sandbox.university) {
     app.log.warn(

@@ -34,7 +34,7 @@ import {
 /** Tier 1: creates or refreshes the user and installs its one live session (ending any older one). */
 export async function registerUser(
   trx: Queryable,
-  user: { id: string; openId: string; unionId: string | null; messengerSessionKeyHash: string },
+  user: { id: string; openId: string; unionId: string | null; messengerSessionKey: string },
   session: { id: string; keyHash: string; expiresAt: number },
   now: number,
 ): Promise<void> {
@@ -111,7 +111,7 @@ export async function linkUniversityAccount(
   link: {
     attemptId: string
     userId: string
-    tokenHash: string
+    encryptedToken: string
     identity: UniversityIdentityRecord | null
     binding: string | null
     lapsedBefore: number | null
@@ -137,10 +137,14 @@ export async function linkUniversityAccount(
   return { result: 'linked' }
 }
 
-/** Erasure: the user's mails (sent or queued) go, then the user with everything that cascades. */
-export async function eraseUser(trx: Queryable, userId: string): Promise<void> {
-  if (!(await lockUser(trx, userId))) return
-  await deleteMailOfUser(trx, userId)
+/**
+ * Erasure: the user's mails (sent or queued) go, then the user with everything that cascades.
+ * Returns the ids of the deleted mails, whose copies outside the database the caller discards.
+ */
+export async function eraseUser(trx: Queryable, userId: string): Promise<string[]> {
+  if (!(await lockUser(trx, userId))) return []
+  const mailIds = await deleteMailOfUser(trx, userId)
   // Sessions, codes and attempts go with the user row (foreign keys cascade).
   await deleteUser(trx, userId)
+  return mailIds
 }

@@ -49,6 +49,8 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     sqlite.pragma('busy_timeout = 5000')
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('synchronous = NORMAL')
+    // Deleted and overwritten content is zeroed, not left in free pages for a file reader.
+    sqlite.pragma('secure_delete = ON')
     return {
       kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
       dialect: 'sqlite',

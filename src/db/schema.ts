@@ -6,10 +6,11 @@ export interface UserTable {
   id: string
   open_id: string
   union_id: string | null
-  /** SHA-256 of the messenger platform's session_key; we never need it in clear. */
-  messenger_session_key_hash: string | null
-  /** SHA-256 of the identity provider's token; non-null means tier 2. */
-  university_token_hash: string | null
+  /** The messenger platform's session_key, encrypted (it decrypts the mini-program's data). */
+  messenger_session_key: string | null
+  /** The identity provider's token, encrypted, for calls on the member's behalf. */
+  university_token: string | null
+  /** When the university account was linked; non-null means tier 2. */
   university_linked_at: number | null
   /** The identity the link proved (docs/university-providers.md); null when the provider said nothing. */
   university_issuer: string | null
@@ -62,7 +63,7 @@ export interface MailOutboxTable {
   id: string
   recipient: string
   subject: string
-  /** Bodies carry a live link; they are wiped once the mail is sent or abandoned. */
+  /** Encrypted; they carry a live link and are wiped once the mail is sent or abandoned. */
   text_body: string | null
   html_body: string | null
   created_at: number

@@ -59,19 +59,28 @@ export async function abandonMailOfCodes(
     .execute()
 }
 
-/** Deletes every mail row of a user, sent or not (erasure). */
-export async function deleteMailOfUser(db: Queryable, userId: string): Promise<void> {
-  await db.deleteFrom('mail_outbox').where('user_id', '=', userId).execute()
+/** Deletes every mail row of a user, sent or not (erasure); returns their ids. */
+export async function deleteMailOfUser(db: Queryable, userId: string): Promise<string[]> {
+  const rows = await db
+    .deleteFrom('mail_outbox')
+    .where('user_id', '=', userId)
+    .returning('id')
+    .execute()
+  return rows.map((row) => row.id)
 }
 
-/** Deletes delivered or abandoned mail rows (their bodies already wiped) queued before `before`. */
-export async function pruneFinishedMail(db: Queryable, before: number): Promise<number> {
-  const result = await db
+/**
+ * Deletes delivered or abandoned mail rows (their bodies already wiped) queued before `before`;
+ * returns their ids.
+ */
+export async function deleteFinishedMail(db: Queryable, before: number): Promise<string[]> {
+  const rows = await db
     .deleteFrom('mail_outbox')
     .where((eb) => eb.or([eb('sent_at', 'is not', null), eb('abandoned_at', 'is not', null)]))
     .where('created_at', '<', before)
-    .executeTakeFirst()
-  return Number(result.numDeletedRows)
+    .returning('id')
+    .execute()
+  return rows.map((row) => row.id)
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 
@@ -11,7 +11,10 @@ export interface Mail {
 
 /** Delivers one mail or throws; retries are the worker's business. */
 export interface MailTransport {
-  send(mail: Mail): Promise<void>
+  /** `mailId` names the outbox row, so what the transport keeps of it can be found again. */
+  send(mail: Mail, mailId: string): Promise<void>
+  /** Forgets what the transport kept of these mails (the .eml files); a no-op over SMTP. */
+  discard(mailIds: readonly string[]): Promise<void>
   close(): void
 }
 
@@ -41,6 +44,7 @@ export function createMailTransport(options: MailTransportOptions): MailTranspor
     async send(mail) {
       await transporter.sendMail({ from: options.from, ...mail })
     },
+    discard: async () => undefined,
     close: () => transporter.close(),
   }
 }
@@ -55,14 +59,16 @@ function fileTransport(options: MailTransportOptions): MailTransport {
     buffer: true,
     newline: 'unix',
   })
-  let sequence = 0
+  // Named by the outbox row: erasure and pruning delete the file with the row (it holds the link).
+  const fileOf = (mailId: string) => join(options.outboxDir, `${mailId}.eml`)
   return {
-    async send(mail) {
+    async send(mail, mailId) {
       const info = await transporter.sendMail({ from: options.from, ...mail })
-      await mkdir(options.outboxDir, { recursive: true })
-      sequence += 1
-      const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${sequence}.eml`
-      await writeFile(join(options.outboxDir, name), info.message as Buffer, { mode: 0o600 })
+      await mkdir(options.outboxDir, { recursive: true, mode: 0o700 })
+      await writeFile(fileOf(mailId), info.message as Buffer, { mode: 0o600 })
+    },
+    async discard(mailIds) {
+      await Promise.all(mailIds.map((mailId) => rm(fileOf(mailId), { force: true })))
     },
     close: () => transporter.close(),
   }

@@ -6,7 +6,9 @@ import type { Database, MailOutboxRow } from '../db/schema.js'
 import { createPeriodicJob, type PeriodicJob } from '../lib/periodic-job.js'
 import { describeError } from '../lib/describe-error.js'
 import { claimDueMail, markMailAbandoned, markMailSent, scheduleMailRetry } from './outbox.js'
-import type { MailTransport } from './transport.js'
+import type { Cipher } from '../lib/encryption.js'
+import { openMail } from './sealed.js'
+import type { Mail, MailTransport } from './transport.js'
 
 /** `runOnce` delivers every mail that is due now and returns how many were sent. */
 export type MailWorker = PeriodicJob<number>
@@ -16,6 +18,8 @@ export interface MailWorkerOptions {
   dialect: Dialect
   clock: Clock
   transport: MailTransport
+  /** Opens the sealed bodies (see sealed.ts). */
+  cipher: Cipher
   log: FastifyBaseLogger
   pollIntervalMs?: number
   /** How long a claimed mail stays invisible to other workers. */
@@ -30,7 +34,7 @@ export function backoffMs(attempts: number, baseMs: number, maxMs: number): numb
 }
 
 export function createMailWorker(options: MailWorkerOptions): MailWorker {
-  const { db, dialect, clock, transport, log } = options
+  const { db, dialect, clock, transport, log, cipher } = options
   const pollIntervalMs = options.pollIntervalMs ?? 1000
   const lockMs = options.lockMs ?? 60_000
   const baseBackoffMs = options.baseBackoffMs ?? 2000
@@ -45,13 +49,22 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       )
       return false
     }
+    let mail: Mail
     try {
-      await transport.send({
+      mail = openMail(cipher, {
         to: row.recipient,
         subject: row.subject,
         text: row.text_body,
         html: row.html_body,
       })
+    } catch {
+      // Sealed with a key that is no longer configured: it can never be sent.
+      await markMailAbandoned(db, row.id, now)
+      log.warn({ mailId: row.id }, 'mail abandoned: no configured key opens it')
+      return false
+    }
+    try {
+      await transport.send(mail, row.id)
     } catch (error) {
       const retryAt = clock.now().getTime() + backoffMs(row.attempts, baseBackoffMs, maxBackoffMs)
       const reason = describeError(error)

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { tryAcquireLease } from '../db/leases.js'
 import type { Database } from '../db/schema.js'
-import { pruneFinishedMail } from '../mail/outbox.js'
+import { deleteFinishedMail } from '../mail/outbox.js'
 import { newId } from '../lib/secrets.js'
 import type { Sessions } from '../sessions/service.js'
 import { deleteExpiredCodesAndAttempts } from '../university/store.js'
@@ -23,6 +23,8 @@ export interface PrunerOptions {
   clock: Clock
   sessions: Sessions
   log: FastifyBaseLogger
+  /** Deletes what the mail transport kept of pruned mails (the .eml files). */
+  discardMail: (mailIds: readonly string[]) => Promise<void>
   intervalMs?: number
   /** How long delivered or abandoned mail rows (bodies already wiped) are kept for inspection. */
   mailRetentionMs?: number
@@ -56,8 +58,9 @@ export function createPruner(options: PrunerOptions): Pruner {
     }
     const now = clock.now().getTime()
     const codesAndAttempts = await deleteExpiredCodesAndAttempts(db, now)
-    const mails = await pruneFinishedMail(db, now - mailRetentionMs)
-    const counts = { sessions: ended, codesAndAttempts, mails }
+    const mailIds = await deleteFinishedMail(db, now - mailRetentionMs)
+    await options.discardMail(mailIds)
+    const counts = { sessions: ended, codesAndAttempts, mails: mailIds.length }
     if (counts.sessions + counts.codesAndAttempts + counts.mails > 0)
       log.info({ pruned: counts }, 'pruned')
     return counts

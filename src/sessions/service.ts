@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
+import type { Cipher } from '../lib/encryption.js'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
@@ -49,7 +50,7 @@ function universityLinkOf(
 export interface MessengerIdentity {
   openId: string
   unionId: string | null
-  /** The messenger platform's own session key; stored only as a hash. */
+  /** The messenger platform's own session key; stored encrypted. */
   sessionKey: string
 }
 
@@ -69,6 +70,10 @@ export interface Sessions {
 export interface SessionsOptions {
   db: Kysely<Database>
   clock: Clock
+  /** Encrypts the messenger session key, which the app's features may need in clear later. */
+  cipher: Cipher
+  /** Deletes what the mail transport kept of erased mails (the .eml files). */
+  discardMail: (mailIds: readonly string[]) => Promise<void>
   ttlMs: number
   touchIntervalMs: number
   /** UNIVERSITY_LINK_MAX_AGE: an older university link no longer counts; null: links never lapse. */
@@ -78,6 +83,8 @@ export interface SessionsOptions {
 export function createSessions({
   db,
   clock,
+  cipher,
+  discardMail,
   ttlMs,
   touchIntervalMs,
   linkMaxAgeMs = null,
@@ -99,7 +106,7 @@ export function createSessions({
             id: newId(),
             openId: identity.openId,
             unionId: identity.unionId,
-            messengerSessionKeyHash: hashSecret(identity.sessionKey),
+            messengerSessionKey: cipher.encrypt(identity.sessionKey),
           },
           { id: newId(), keyHash: hashSecret(sessionKey), expiresAt },
           now,
@@ -143,7 +150,8 @@ export function createSessions({
     },
 
     async eraseUser(userId) {
-      await inTransaction(db, (trx) => eraseUser(trx, userId))
+      const mailIds = await inTransaction(db, (trx) => eraseUser(trx, userId))
+      await discardMail(mailIds)
     },
 
     async endExpired(limit) {

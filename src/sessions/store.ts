@@ -61,7 +61,6 @@ export async function findSessionByKeyHash(
       'sessions.expires_at',
       'sessions.touched_at',
       'users.open_id',
-      'users.university_token_hash',
       'users.university_linked_at',
       'users.university_subject',
       'users.university_email',
@@ -79,7 +78,6 @@ function rowToSession(row: {
   expires_at: number
   touched_at: number
   open_id: string
-  university_token_hash: string | null
   university_linked_at: number | null
   university_subject: string | null
   university_email: string | null
@@ -92,7 +90,7 @@ function rowToSession(row: {
     openId: row.open_id,
     expiresAt: row.expires_at,
     touchedAt: row.touched_at,
-    universityLinked: row.university_token_hash !== null,
+    universityLinked: row.university_linked_at !== null,
     university: {
       linkedAt: row.university_linked_at,
       subject: row.university_subject,

@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js'
 import type { IdentityBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
+import type { Cipher } from '../lib/encryption.js'
 import { hashSecret, MAX_SECRET_LENGTH } from '../lib/secrets.js'
 import { attemptSecrets, type OidcClient, type UniversityIdentity } from './oidc-client.js'
 import type { CallbackInput, CallbackResult } from './service.js'
@@ -16,6 +17,8 @@ export interface CallbackStepsOptions {
   log: FastifyBaseLogger
   identityBinding: IdentityBinding
   linkMaxAgeMs: number | null
+  /** Encrypts the provider's token: the app's features may call the university with it later. */
+  cipher: Cipher
 }
 
 /** The value of `users.university_binding`: one identity is the pair of issuer and subject. */
@@ -64,7 +67,7 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
         {
           attemptId: attempt.id,
           userId: attempt.user_id,
-          tokenHash: hashSecret(token),
+          encryptedToken: options.cipher.encrypt(token),
           identity,
           binding: exclusive ? bindingOf(identity) : null,
           lapsedBefore: options.linkMaxAgeMs === null ? null : doneAt - options.linkMaxAgeMs,

@@ -2,6 +2,8 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
+import type { Cipher } from '../lib/encryption.js'
+import { sealMail } from '../mail/sealed.js'
 import type { CallbackBinding, IdentityBinding, UniversityProtocol } from '../config.js'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
@@ -67,6 +69,8 @@ export interface UniversityOptions {
   db: Kysely<Database>
   clock: Clock
   client: UniversityClient
+  /** Encrypts the provider's token and the queued mail's bodies (they hold the live link). */
+  cipher: Cipher
   log: FastifyBaseLogger
   /** Called after a mail was committed to the outbox. */
   onMailQueued: () => void
@@ -99,7 +103,7 @@ export function authorizeLocation(authorizeUrl: string, clientId: string, openId
 }
 
 export function createUniversity(options: UniversityOptions): University {
-  const { db, clock, client, log } = options
+  const { db, clock, client, log, cipher } = options
   const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
   const { refuse, fail, finish, handleOidcCallback } = createCallbackSteps(options)
 
@@ -128,7 +132,10 @@ export function createUniversity(options: UniversityOptions): University {
       const now = clock.now().getTime()
       const expiresAt = now + options.registrationCodeTtlMs
       const link = `${options.publicBaseUrl}/authorize/university?universityRegistrationCode=${code}`
-      const mail = confirmationEmail(email, link, options.registrationCodeTtlMs, new Date(now))
+      const mail = sealMail(
+        cipher,
+        confirmationEmail(email, link, options.registrationCodeTtlMs, new Date(now)),
+      )
       const codeId = newId()
       await inTransaction(db, (trx) =>
         issueRegistrationCode(

@@ -8,7 +8,7 @@ import type { Queryable, UserRow } from '../db/schema.js'
  */
 export async function upsertUser(
   db: Queryable,
-  user: { id: string; openId: string; unionId: string | null; messengerSessionKeyHash: string },
+  user: { id: string; openId: string; unionId: string | null; messengerSessionKey: string },
   now: number,
 ): Promise<UserRow> {
   return db
@@ -17,8 +17,8 @@ export async function upsertUser(
       id: user.id,
       open_id: user.openId,
       union_id: user.unionId,
-      messenger_session_key_hash: user.messengerSessionKeyHash,
-      university_token_hash: null,
+      messenger_session_key: user.messengerSessionKey,
+      university_token: null,
       university_linked_at: null,
       university_issuer: null,
       university_subject: null,
@@ -31,7 +31,7 @@ export async function upsertUser(
     })
     .onConflict((oc) =>
       oc.column('open_id').doUpdateSet((eb) => ({
-        messenger_session_key_hash: eb.ref('excluded.messenger_session_key_hash'),
+        messenger_session_key: eb.ref('excluded.messenger_session_key'),
         union_id: eb.fn.coalesce('excluded.union_id', 'users.union_id'),
         updated_at: eb.ref('excluded.updated_at'),
       })),
@@ -84,8 +84,9 @@ export async function nullifyCredentials(
   await db
     .updateTable('users')
     .set({
-      messenger_session_key_hash: null,
-      university_token_hash: null,
+      messenger_session_key: null,
+      university_token: null,
+      university_linked_at: null,
       university_binding: null,
       updated_at: now,
     })
@@ -103,21 +104,25 @@ export interface UniversityIdentityRecord {
 }
 
 /**
- * Records the identity provider's token (hashed) and the identity it proved on the user: the user
+ * Records the identity provider's token (encrypted) and the identity it proved on the user: the user
  * is tier 2 from now on. `binding` (exclusive binding only) is unique among users: a race with
  * another user over one identity fails here.
  */
 export async function setUniversityLink(
   db: Queryable,
   userId: string,
-  link: { tokenHash: string; identity: UniversityIdentityRecord | null; binding: string | null },
+  link: {
+    encryptedToken: string
+    identity: UniversityIdentityRecord | null
+    binding: string | null
+  },
   now: number,
 ): Promise<void> {
   const identity = link.identity
   await db
     .updateTable('users')
     .set({
-      university_token_hash: link.tokenHash,
+      university_token: link.encryptedToken,
       university_linked_at: now,
       university_issuer: identity?.issuer ?? null,
       university_subject: identity?.subject ?? null,
@@ -158,7 +163,12 @@ export async function lapseLinksOfBinding(
 ): Promise<void> {
   await db
     .updateTable('users')
-    .set({ university_token_hash: null, university_binding: null, updated_at: now })
+    .set({
+      university_token: null,
+      university_linked_at: null,
+      university_binding: null,
+      updated_at: now,
+    })
     .where('university_binding', '=', binding)
     .where('university_linked_at', '<=', linkedBefore)
     .execute()

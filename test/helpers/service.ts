@@ -6,6 +6,7 @@ import { buildApp, type Campusgate } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { cipherFor } from '../../src/secrets-at-rest.js'
 import { freshDatabase } from './database.js'
 import { TestClock } from './clock.js'
 
@@ -52,7 +53,8 @@ export async function startService(
   const logStream = new PassThrough()
   let logText = ''
   logStream.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')))
-  const service = await buildApp({ config, db, clock, logStream })
+  const { cipher } = cipherFor(config)
+  const service = await buildApp({ config, db, clock, logStream, cipher })
   options.extend?.(service.app)
   const url = await service.app.listen({ port: config.port, host: '127.0.0.1' })
   return {

@@ -90,7 +90,7 @@ describe('contention: requests racing on one user (issue 19)', () => {
       assert.equal(left.sessions, 0)
       assert.equal(left.codes, 0)
       // Whoever won, no user is left tier 2 without a session to use it.
-      for (const row of left.users) assert.equal(row.university_token_hash, null)
+      for (const row of left.users) assert.equal(row.university_token, null)
     }
   })
 })

@@ -28,7 +28,13 @@ describe('background pruning', () => {
 
   it('runs on one instance per round: a second pruner on the same database waits for the lease', async () => {
     const { db, clock, sessions } = stack.service
-    const other = createPruner({ db: db.kysely, clock, sessions, log: stack.service.app.log })
+    const other = createPruner({
+      db: db.kysely,
+      clock,
+      sessions,
+      discardMail: async () => undefined,
+      log: stack.service.app.log,
+    })
     assert.notEqual(await stack.service.pruner.runOnce(), null)
     assert.equal(await other.runOnce(), null, 'the lease is held by the first instance')
     clock.advance(60_000)
@@ -48,6 +54,7 @@ describe('background pruning', () => {
       db: stack.service.db.kysely,
       clock: stack.service.clock,
       sessions: stack.service.sessions,
+      discardMail: async () => undefined,
       log: stack.service.app.log,
     })
     // Whichever pruner holds the lease now does the round.

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { hashSecret } from '../../src/lib/secrets.js'
+import { cipherFor } from '../../src/secrets-at-rest.js'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 import { call, freePort, MEDIA_TYPE, startService } from '../helpers/service.js'
 import {
@@ -39,7 +40,7 @@ describe('POST /register/messenger', () => {
     assert.equal(Date.parse(response.body.expiresAt), expected)
   })
 
-  it('stores the session key and the messenger session key only as SHA-256', async () => {
+  it('stores the session key only as SHA-256 and the messenger session key encrypted (issue 15)', async () => {
     const { sessionKey, openId } = await registerMessenger(stack)
     const db = stack.service.db.kysely
     const user = await userRowOf(stack, openId)
@@ -49,7 +50,12 @@ describe('POST /register/messenger', () => {
       .where('user_id', '=', user.id)
       .executeTakeFirstOrThrow()
     assert.equal(session.key_hash, hashSecret(sessionKey))
-    assert.match(user.messenger_session_key_hash!, /^[0-9a-f]{64}$/)
+    // The platform's session_key (16 bytes, base64) can be read back by the service, not from the row.
+    const sealed = user.messenger_session_key ?? ''
+    assert.match(sealed, /^v1\.[0-9a-f]{8}\./)
+    const clear = cipherFor(stack.service.config).cipher.decrypt(sealed)
+    assert.equal(Buffer.from(clear, 'base64').length, 16)
+    assert.ok(!sealed.includes(clear))
     const dump = JSON.stringify(await db.selectFrom('sessions').selectAll().execute())
     assert.ok(!dump.includes(sessionKey))
   })

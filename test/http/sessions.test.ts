@@ -110,8 +110,8 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
     assert.deepEqual(response.body, { error: '@unauthorized/invalid-session-key' })
     assert.equal(await sessionRow(openId), undefined)
     const user = await userRow(openId)
-    assert.equal(user.messenger_session_key_hash, null)
-    assert.equal(user.university_token_hash, null)
+    assert.equal(user.messenger_session_key, null)
+    assert.equal(user.university_token, null)
   })
 
   it('ends expired sessions in the background even when the key is never shown again', async () => {
@@ -120,14 +120,14 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
     const counts = await stack.service.pruner.runOnce()
     assert.ok(counts !== null && counts.sessions >= 1)
     assert.equal(await sessionRow(openId), undefined)
-    assert.equal((await userRow(openId)).university_token_hash, null)
+    assert.equal((await userRow(openId)).university_token, null)
   })
 
   it('logout ends the session and nullifies the messenger session key and university token', async () => {
     const { sessionKey, openId } = await registerUniversity(stack)
     const before = await userRow(openId)
-    assert.notEqual(before.messenger_session_key_hash, null)
-    assert.notEqual(before.university_token_hash, null)
+    assert.notEqual(before.messenger_session_key, null)
+    assert.notEqual(before.university_token, null)
 
     const response = await call(`${stack.service.url}/logout`, {
       method: 'POST',
@@ -139,8 +139,8 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
 
     const user = await userRow(openId)
     assert.equal(user.id, before.id, 'the user row is kept')
-    assert.equal(user.messenger_session_key_hash, null)
-    assert.equal(user.university_token_hash, null)
+    assert.equal(user.messenger_session_key, null)
+    assert.equal(user.university_token, null)
     const again = await call(`${stack.service.url}/logout`, {
       method: 'POST',
       headers: { authorization: sessionKey },

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { cipherFor } from '../../src/secrets-at-rest.js'
 import { after, before, describe, it } from 'node:test'
 import { MEDIA_TYPE } from '../helpers/service.js'
 import { linkIn } from '../helpers/smtp-sink.js'
@@ -83,7 +84,11 @@ describe('GET /authorize/university/callback', () => {
     assert.equal(await tierOf(stack, user.sessionKey), 'university-registered')
 
     const row = await userRowOf(stack, user.openId)
-    assert.match(row.university_token_hash ?? '', /^[0-9a-f]{64}$/)
+    assert.match(
+      cipherFor(stack.service.config).cipher.decrypt(row.university_token ?? ''),
+      /^uclapi-sandbox-/,
+      'the token is kept encrypted, usable by the service (issue 15)',
+    )
     assert.equal(row.university_linked_at, stack.service.clock.now().getTime())
     const users = await stack.service.db.kysely.selectFrom('users').selectAll().execute()
     assert.ok(!JSON.stringify(users).includes('uclapi-sandbox-'), 'no token in clear')
