@@ -18,6 +18,7 @@ import { sessionRoutes } from './sessions/routes.js'
 import { createSessions, type Sessions } from './sessions/service.js'
 import { createUniversityClient } from './university/client.js'
 import { universityRoutes } from './university/routes.js'
+import { createOidcClient } from './university/oidc-client.js'
 import { createUniversity } from './university/service.js'
 import { VERSION } from './version.js'
 
@@ -90,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     discardMail,
     ttlMs: config.sessionTtlMs,
     touchIntervalMs: config.sessionTouchIntervalMs,
+    linkMaxAgeMs: config.university.linkMaxAgeMs,
   })
   const messenger = createMessengerClient({ ...config.messenger, fetch: deps.fetch })
   const mailWorker = createMailWorker({
@@ -111,6 +113,19 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     db: db.kysely,
     clock,
     client: createUniversityClient({ ...config.university, fetch: deps.fetch }),
+    oidc:
+      config.university.protocol === 'oidc' && config.university.issuer !== null
+        ? createOidcClient({
+            ...config.university,
+            issuer: config.university.issuer,
+            redirectUri: `${config.publicBaseUrl}/authorize/university/callback`,
+            // An http: issuer (a development provider, the sandbox) never in production.
+            allowInsecureRequests: config.university.issuer.startsWith('http:'),
+            clock,
+            fetch: deps.fetch,
+          })
+        : null,
+    mailLimits: config.mailLimits,
     cipher: deps.cipher,
     log: app.log.child({ component: 'university' }),
     onMailQueued: () => mailWorker.kick(),
@@ -151,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   if (config.sandbox.messenger || config.sandbox.university) {
     sandboxRoutes(app, {
       ...config.sandbox,
+      universityProtocol: config.university.protocol,
       clientId: config.university.clientId,
       clientSecret: config.university.clientSecret,
       callbackUrl: () => `${config.publicBaseUrl}/authorize/university/callback`,

@@ -9,6 +9,8 @@ export interface SandboxConfig {
 }
 
 export type CallbackBinding = 'cookie' | 'none'
+export type UniversityProtocol = 'uclapi' | 'oidc'
+export type IdentityBinding = 'exclusive' | 'shared'
 
 /** docs/decisions.md, "Rate limits": a maximum of 0 turns that limit off. */
 export interface RateLimitConfig {
@@ -45,6 +47,23 @@ export interface Config {
     readonly callbackBinding: CallbackBinding
     readonly callbackAllowedIps: readonly string[]
     readonly timeoutMs: number
+    readonly protocol: UniversityProtocol
+    /** OIDC: the issuer to discover (the sandbox's own in OIDC sandbox mode). */
+    readonly issuer: string | null
+    readonly scopes: string
+    /** UCL-API: the user-data endpoint that names who signed in; without it no identity is recorded. */
+    readonly userInfoUrl: string | null
+    readonly identityBinding: IdentityBinding
+    /** Lower-case domains a confirmation email may go to (subdomains match); null: any. */
+    readonly emailDomains: readonly string[] | null
+    /** A link older than this lapses to tier 1; null: never. */
+    readonly linkMaxAgeMs: number | null
+  }
+  /** Confirmation emails per hour: per user and per recipient address (across users). */
+  readonly mailLimits: {
+    readonly perUser: number
+    readonly perRecipient: number
+    readonly windowMs: number
   }
   readonly sandbox: SandboxConfig
   readonly sessionTtlMs: number
@@ -126,6 +145,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     fail(name, `"${raw}" is not a whole number from ${min} to ${max}`)
   }
   return value
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = read(env, name) ?? fallback
+  if (!(values as readonly string[]).includes(raw)) {
+    fail(name, `must be ${values.map((value) => `"${value}"`).join(' or ')}`)
+  }
+  return raw as T
 }
 
 function list(env: Env, name: string): string[] | null {
@@ -233,10 +260,12 @@ function encryptionKeys(env: Env): Buffer[] | null {
  * Whether the operator configured a university identity provider, by any protocol. The sandbox
  * runs only when neither this nor the messenger platform is configured.
  */
-function universityProviderConfigured(env: Env): boolean {
-  return ['UNIVERSITY_AUTHORIZE_URL', 'UNIVERSITY_TOKEN_URL'].some(
-    (name) => read(env, name) !== undefined,
-  )
+function universityProviderConfigured(env: Env, protocol: UniversityProtocol): boolean {
+  const names =
+    protocol === 'oidc'
+      ? ['UNIVERSITY_ISSUER']
+      : ['UNIVERSITY_AUTHORIZE_URL', 'UNIVERSITY_TOKEN_URL']
+  return names.some((name) => read(env, name) !== undefined)
 }
 
 function redisUrl(env: Env): string | null {
@@ -274,6 +303,14 @@ export function loadConfig(env: Env): Config {
   const publicBaseUrl = httpUrl(env, 'PUBLIC_BASE_URL', `http://${hostInUrl}:${port}`)!
 
   const messengerBase = httpUrl(env, 'MESSENGER_API_BASE_URL')
+  const protocol = oneOf(env, 'UNIVERSITY_PROTOCOL', ['uclapi', 'oidc'] as const, 'uclapi')
+  const issuer = httpUrl(env, 'UNIVERSITY_ISSUER', undefined, 'endpoint')
+  if (issuer !== undefined && protocol !== 'oidc') {
+    fail('UNIVERSITY_ISSUER', 'is used only with UNIVERSITY_PROTOCOL=oidc')
+  }
+  if (issuer !== undefined && production && !issuer.startsWith('https:')) {
+    fail('UNIVERSITY_ISSUER', 'must be an https: URL when NODE_ENV=production')
+  }
   const authorizeUrl = httpUrl(env, 'UNIVERSITY_AUTHORIZE_URL', undefined, 'endpoint')
   const tokenUrl = httpUrl(env, 'UNIVERSITY_TOKEN_URL', undefined, 'endpoint')
   if ((authorizeUrl === undefined) !== (tokenUrl === undefined)) {
@@ -284,10 +321,10 @@ export function loadConfig(env: Env): Config {
   }
   // docs/decisions.md, "Sandbox": both providers are simulated only when neither is configured, and never in
   // production; configuring one alone would leave the other simulated, minting logins for anyone.
-  const universityConfigured = universityProviderConfigured(env)
+  const universityConfigured = universityProviderConfigured(env, protocol)
   if (production && !universityConfigured) {
     fail(
-      'UNIVERSITY_AUTHORIZE_URL',
+      protocol === 'oidc' ? 'UNIVERSITY_ISSUER' : 'UNIVERSITY_AUTHORIZE_URL',
       'a university provider is required when NODE_ENV=production (no sandbox there)',
     )
   }
@@ -340,6 +377,12 @@ export function loadConfig(env: Env): Config {
   if (bindingRaw === 'none' && callbackAllowedIps.length === 0) {
     fail('UNIVERSITY_CALLBACK_ALLOWED_IPS', 'is required when UNIVERSITY_CALLBACK_BINDING=none')
   }
+  if (bindingRaw === 'none' && protocol === 'oidc') {
+    // The OIDC redirect passes through the browser, and PKCE needs the attempt's cookie.
+    fail('UNIVERSITY_CALLBACK_BINDING', 'must be "cookie" with UNIVERSITY_PROTOCOL=oidc')
+  }
+  const userInfoUrl = httpUrl(env, 'UNIVERSITY_USERINFO_URL', undefined, 'endpoint')
+  const linkMaxAge = read(env, 'UNIVERSITY_LINK_MAX_AGE')
 
   const sessionTtlMs = duration(env, 'SESSION_TTL', '30d', '3650d')
   // docs/decisions.md, "Sessions": the write-back interval never exceeds a tenth of the TTL.
@@ -377,6 +420,30 @@ export function loadConfig(env: Env): Config {
       callbackBinding: bindingRaw,
       callbackAllowedIps,
       timeoutMs: 5000,
+      protocol,
+      issuer: issuer ?? (sandbox.university && protocol === 'oidc' ? `${sandboxBase}/oidc` : null),
+      scopes: read(env, 'UNIVERSITY_SCOPES') ?? 'openid email profile',
+      userInfoUrl:
+        userInfoUrl ?? (sandbox.university ? `${sandboxBase}/university/user/data` : null),
+      identityBinding: oneOf(
+        env,
+        'UNIVERSITY_IDENTITY_BINDING',
+        ['exclusive', 'shared'] as const,
+        'exclusive',
+      ),
+      emailDomains:
+        list(env, 'UNIVERSITY_EMAIL_DOMAINS')?.map((domain) =>
+          domain.toLowerCase().replace(/^[@.]+/, ''),
+        ) ?? null,
+      linkMaxAgeMs:
+        linkMaxAge === undefined
+          ? null
+          : duration(env, 'UNIVERSITY_LINK_MAX_AGE', linkMaxAge, '3650d'),
+    }),
+    mailLimits: Object.freeze({
+      perUser: integer(env, 'MAIL_LIMIT_PER_USER', 5, 1, 1_000_000),
+      perRecipient: integer(env, 'MAIL_LIMIT_PER_RECIPIENT', 5, 1, 1_000_000),
+      windowMs: 3_600_000,
     }),
     sandbox: Object.freeze(sandbox),
     sessionTtlMs,

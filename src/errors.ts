@@ -12,6 +12,7 @@ export const ERRORS = {
   malformedJson: { status: 400, code: '@bad-request/malformed-json' },
   invalidValue: { status: 400, code: '@bad-request/invalid-value' },
   malformedRequest: { status: 400, code: '@bad-request/malformed-request' },
+  emailDomainNotAllowed: { status: 400, code: '@bad-request/email-domain-not-allowed' },
   failedMessengerAuthentication: {
     status: 401,
     code: '@unauthorized/failed-messenger-authentication',
@@ -39,6 +40,10 @@ export const ERRORS = {
     code: '@bad-gateway/messenger-platform-unavailable',
   },
   databaseUnavailable: { status: 503, code: '@service-unavailable/database-unavailable' },
+  universityProviderUnavailable: {
+    status: 502,
+    code: '@bad-gateway/university-provider-unavailable',
+  },
 } as const satisfies Record<string, { status: number; code: string }>
 
 export type ErrorName = keyof typeof ERRORS

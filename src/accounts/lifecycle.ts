@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/schema.js'
 import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
+import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
 import type { Mail } from '../mail/transport.js'
 import { deleteSession, replaceSession } from '../sessions/store.js'
 import {
@@ -10,11 +11,14 @@ import {
 } from '../university/store.js'
 import {
   deleteUser,
+  findBindingHolder,
+  lapseLinksOfBinding,
   lockUser,
   lockUserOfSession,
   nullifyCredentials,
-  setUniversityToken,
+  setUniversityLink,
   upsertUser,
+  type UniversityIdentityRecord,
 } from '../users/store.js'
 
 /*
@@ -65,14 +69,20 @@ export async function retirePendingRegistration(
   await endOpenAttemptsOfUser(trx, userId, now)
 }
 
-/** Tier 2, step 1: a new code supersedes the user's older ones, and its mail is queued with it. */
+/**
+ * Tier 2, step 1: a new code supersedes the user's older ones, and its mail is queued with it.
+ * Over a mail cap (`limits`) it throws and nothing changes; the count runs after the user's row is
+ * locked, so one user's requests are counted one at a time.
+ */
 export async function issueRegistrationCode(
   trx: Queryable,
   code: { id: string; userId: string; codeHash: string; expiresAt: number },
   mail: Mail,
   now: number,
+  limits: MailLimits | null = null,
 ): Promise<void> {
   await lockUser(trx, code.userId)
+  if (limits !== null) await enforceMailLimits(trx, limits, code.userId, mail.to, now)
   await retirePendingRegistration(trx, code.userId, now)
   await insertCode(trx, code, now)
   await enqueueMail(
@@ -86,20 +96,45 @@ export async function issueRegistrationCode(
   )
 }
 
+export type LinkResult =
+  { result: 'linked' } | { result: 'taken'; holderUserId: string } | { result: 'ended' }
+
 /**
- * Tier 2, last step: completes the exchanging attempt and records the token on the user. `false`
- * when the attempt was ended meanwhile (a logout during the token exchange): nothing is linked.
+ * Tier 2, last step: completes the exchanging attempt and records the token and the identity on
+ * the user. Under exclusive binding (`binding` set) an identity that another user's live link holds
+ * is `taken`: the attempt ends so and nothing is linked. A holder's link older than
+ * `lapsedBefore` (UNIVERSITY_LINK_MAX_AGE) has lapsed and lets go. `ended` when the attempt was
+ * ended meanwhile (a logout during the token exchange): nothing is linked.
  */
 export async function linkUniversityAccount(
   trx: Queryable,
-  link: { attemptId: string; userId: string; encryptedToken: string },
+  link: {
+    attemptId: string
+    userId: string
+    encryptedToken: string
+    identity: UniversityIdentityRecord | null
+    binding: string | null
+    lapsedBefore: number | null
+  },
   now: number,
-): Promise<boolean> {
-  if (!(await lockUser(trx, link.userId))) return false
-  if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) return false
-  await setUniversityToken(trx, link.userId, link.encryptedToken, now)
+): Promise<LinkResult> {
+  if (!(await lockUser(trx, link.userId))) return { result: 'ended' }
+  if (link.binding !== null) {
+    if (link.lapsedBefore !== null) {
+      await lapseLinksOfBinding(trx, link.binding, link.lapsedBefore, now)
+    }
+    const holderUserId = await findBindingHolder(trx, link.binding, link.userId)
+    if (holderUserId !== null) {
+      const won = await transitionAttempt(trx, link.attemptId, 'exchanging', 'taken', now)
+      return won ? { result: 'taken', holderUserId } : { result: 'ended' }
+    }
+  }
+  if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) {
+    return { result: 'ended' }
+  }
+  await setUniversityLink(trx, link.userId, link, now)
   await retirePendingRegistration(trx, link.userId, now)
-  return true
+  return { result: 'linked' }
 }
 
 /**

@@ -12,6 +12,15 @@ export interface UserTable {
   university_token: string | null
   /** When the university account was linked; non-null means tier 2. */
   university_linked_at: number | null
+  /** The identity the link proved (docs/university-providers.md); null when the provider said nothing. */
+  university_issuer: string | null
+  university_subject: string | null
+  university_email: string | null
+  university_name: string | null
+  /** 1 student, 0 not, null unknown. */
+  university_is_student: number | null
+  /** Under exclusive binding, while linked: SHA-256 of issuer and subject, unique. */
+  university_binding: string | null
   created_at: number
   updated_at: number
 }
@@ -35,8 +44,9 @@ export interface RegistrationCodeTable {
   expires_at: number
 }
 
+/** `taken`: the identity is already linked to another messenger user (exclusive binding). */
 export type AttemptStatus =
-  'redirected' | 'exchanging' | 'denied' | 'failed' | 'completed' | 'ended'
+  'redirected' | 'exchanging' | 'denied' | 'failed' | 'completed' | 'ended' | 'taken'
 
 export interface UniversityAttemptTable {
   id: string

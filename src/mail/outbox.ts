@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { newId } from '../lib/secrets.js'
 import type { Dialect } from '../db/database.js'
 import type { MailOutboxRow, Queryable } from '../db/schema.js'
@@ -149,4 +150,34 @@ export async function markMailSent(db: Queryable, mailId: string, now: number): 
     .set({ ...WIPED, sent_at: now, last_error: null })
     .where('id', '=', mailId)
     .execute()
+}
+
+/** How many mails a window holds, and when the oldest of them was queued (for `Retry-After`). */
+export interface MailWindow {
+  count: number
+  oldestAt: number | null
+}
+
+/**
+ * Mails queued after `since`, of one user or to one address (whoever asked for them; the address
+ * compared without regard to case): the confirmation-mail caps count these.
+ */
+export async function countMailSince(
+  db: Queryable,
+  of: { userId: string } | { recipient: string },
+  since: number,
+): Promise<MailWindow> {
+  let query = db
+    .selectFrom('mail_outbox')
+    .select((eb) => [eb.fn.countAll().as('count'), eb.fn.min('created_at').as('oldest_at')])
+    .where('created_at', '>', since)
+  query =
+    'userId' in of
+      ? query.where('user_id', '=', of.userId)
+      : query.where(sql`lower(recipient)`, '=', of.recipient.toLowerCase())
+  const row = await query.executeTakeFirstOrThrow()
+  return {
+    count: Number(row.count),
+    oldestAt: row.oldest_at === null ? null : Number(row.oldest_at),
+  }
 }

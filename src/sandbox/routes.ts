@@ -4,6 +4,7 @@ import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from '../http/media-type.js'
 import { createSandboxMessenger, messengerRoutes, SANDBOX_APP } from './messenger.js'
 import { sendHtml } from '../http/html.js'
 import { escapeHtml, htmlPage } from '../lib/html.js'
+import { oidcRoutes } from './oidc.js'
 import { universityRoutes } from './university.js'
 
 export { SANDBOX_APP }
@@ -13,6 +14,8 @@ export interface SandboxOptions {
   messenger: boolean
   /** Serve the simulated identity provider. */
   university: boolean
+  /** Which protocol it speaks: the UCL-API round trip (default) or OpenID Connect. */
+  universityProtocol?: 'uclapi' | 'oidc'
   /** The only client_id the identity provider accepts. */
   clientId: string
   /** Its secret. */
@@ -73,6 +76,9 @@ curl -s $BASE/session -H 'authorization: SESSION_KEY'</pre>
 <li><code>GET ${PREFIX}/messenger/sns/jscode2session</code>: WeChat's code2session</li>
 <li><code>GET ${PREFIX}/university/authorise?client_id=&amp;state=</code>: the Allow / Deny page</li>
 <li><code>GET ${PREFIX}/university/token?code=&amp;client_id=&amp;client_secret=</code>: token exchange</li>
+<li><code>GET ${PREFIX}/university/user/data?token=&amp;client_secret=</code>: who signed in (UCL-API user data)</li>
+<li>With <code>UNIVERSITY_PROTOCOL=oidc</code> the identity provider is an OpenID Provider instead,
+issuer <code>${PREFIX}/oidc</code> (discovery at <code>${PREFIX}/oidc/.well-known/openid-configuration</code>)</li>
 </ul>`,
   )
 }
@@ -92,7 +98,12 @@ async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Pro
     async (_request, reply) => sendHtml(reply, 200, homePage(options)),
   )
   if (options.messenger) messengerRoutes(app, createSandboxMessenger(options.clock))
-  if (options.university) universityRoutes(app, options)
+  if (options.university && options.universityProtocol === 'oidc') {
+    oidcRoutes(app, {
+      ...options,
+      issuer: () => `${baseUrlOf(options.callbackUrl())}${PREFIX}/oidc`,
+    })
+  } else if (options.university) universityRoutes(app, options)
 }
 
 /** Register inside an encapsulated context with prefix '/_sandbox'. */

@@ -4,9 +4,12 @@ import { sendHtml } from '../http/html.js'
 import { escapeHtml, htmlPage } from '../lib/html.js'
 import { stringField } from '../lib/coerce.js'
 import { generateSecret, secretsEqual } from '../lib/secrets.js'
+import { memberChoices, memberFor, type SandboxMember } from './members.js'
 
 const AUTHORISATION_CODE_TTL_MS = 10 * 60 * 1000
 const MAX_STATE_LENGTH = 512
+/** Tokens kept in memory for the user-data endpoint; the oldest go first. */
+const MAX_TOKENS = 10_000
 const DECISION_PATH = '/_sandbox/university/authorise/decision'
 
 export interface SandboxUniversityOptions {
@@ -19,24 +22,31 @@ export interface SandboxUniversityOptions {
 interface AuthorisationCode {
   clientId: string
   state: string
+  member: SandboxMember
   expiresAt: number
   used: boolean
 }
+
+export type UserDataAnswer =
+  ({ ok: true; cn: string; scope_number: number } & SandboxMember) | { ok: false; error: string }
 
 export type TokenAnswer =
   | { ok: true; token: string; client_id: string; state: string; scope: string }
   | { ok: false; error: string }
 
 export interface SandboxUniversity {
-  /** Issues a single-use authorisation code for an allowed request. */
-  issueCode(clientId: string, state: string): string
+  /** Issues a single-use authorisation code for an allowed request, signing in as `member`. */
+  issueCode(clientId: string, state: string, member: SandboxMember): string
   /** UCL-API style token exchange: each code works once, for its own client, until it expires. */
   exchange(code: string, clientId: string, clientSecret: string): TokenAnswer
+  /** UCL-API style user data: who the token's member is. */
+  userData(token: string, clientSecret: string): UserDataAnswer
 }
 
 /** The simulated identity provider's state: authorisation codes in memory, gone on restart. */
 export function createSandboxUniversity(options: SandboxUniversityOptions): SandboxUniversity {
   const codes = new Map<string, AuthorisationCode>()
+  const tokens = new Map<string, SandboxMember>()
 
   // Used codes are kept until they expire so a replay gets a precise answer.
   function prune(now: number): void {
@@ -44,11 +54,12 @@ export function createSandboxUniversity(options: SandboxUniversityOptions): Sand
   }
 
   return {
-    issueCode(clientId, state) {
+    issueCode(clientId, state, member) {
       const now = options.clock.now().getTime()
       prune(now)
       const code = generateSecret()
-      codes.set(code, { clientId, state, expiresAt: now + AUTHORISATION_CODE_TTL_MS, used: false })
+      const expiresAt = now + AUTHORISATION_CODE_TTL_MS
+      codes.set(code, { clientId, state, member, expiresAt, used: false })
       return code
     },
 
@@ -64,13 +75,25 @@ export function createSandboxUniversity(options: SandboxUniversityOptions): Sand
       }
       if (entry.used) return { ok: false, error: 'code has already been used' }
       entry.used = true
+      const token = `uclapi-sandbox-${generateSecret()}`
+      tokens.set(token, entry.member)
+      if (tokens.size > MAX_TOKENS) tokens.delete(tokens.keys().next().value!)
       return {
         ok: true,
-        token: `uclapi-sandbox-${generateSecret()}`,
+        token,
         client_id: clientId,
         state: entry.state,
         scope: '[]',
       }
+    },
+
+    userData(token, clientSecret) {
+      if (!secretsEqual(clientSecret, options.clientSecret)) {
+        return { ok: false, error: 'Client secret incorrect' }
+      }
+      const member = tokens.get(token)
+      if (member === undefined) return { ok: false, error: 'Token does not exist' }
+      return { ok: true, ...member, cn: member.upi.toLowerCase(), scope_number: 0 }
     },
   }
 }
@@ -110,6 +133,7 @@ are a member of the university.</p>
 <form method="post" action="${DECISION_PATH}" enctype="application/x-www-form-urlencoded">
 ${hidden('client_id', clientId)}
 ${hidden('state', state)}
+${memberChoices()}
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </form>`
@@ -120,17 +144,21 @@ ${hidden('state', state)}
     const clientId = stringField(request.body, 'client_id')
     const state = stringField(request.body, 'state')
     const decision = stringField(request.body, 'decision')
+    const member = memberFor(stringField(request.body, 'member'), state)
     const problem =
       requestProblem(clientId, state) ??
-      (decision === 'allow' || decision === 'deny' ? null : 'The decision must be allow or deny.')
-    if (problem !== null) return errorPage(reply, problem)
+      (decision === 'allow' || decision === 'deny'
+        ? null
+        : 'The decision must be allow or deny.') ??
+      (member === null ? 'No such member.' : null)
+    if (problem !== null || member === null) return errorPage(reply, problem ?? 'No such member.')
 
     // The seed's callback: result first; on Allow it also carries the code and the client secret.
     const params: [string, string][] =
       decision === 'allow'
         ? [
             ['result', 'allowed'],
-            ['code', university.issueCode(clientId, state)],
+            ['code', university.issueCode(clientId, state, member)],
             ['client_id', clientId],
             ['state', state],
             ['client_secret', options.clientSecret],
@@ -158,6 +186,14 @@ ${hidden('state', state)}
         .send({ ok: false, error: 'code, client_id and client_secret are required' })
     }
     const answer = university.exchange(code, clientId, clientSecret)
+    return reply.code(answer.ok ? 200 : 400).send(answer)
+  })
+
+  app.get('/university/user/data', { config, schema }, async (request, reply) => {
+    const answer = university.userData(
+      stringField(request.query, 'token'),
+      stringField(request.query, 'client_secret'),
+    )
     return reply.code(answer.ok ? 200 : 400).send(answer)
   })
 }

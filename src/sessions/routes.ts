@@ -111,6 +111,25 @@ export function sessionRoutes(
               openId: { type: 'string' },
               tier: { type: 'string', enum: ['messenger-registered', 'university-registered'] },
               expiresAt: { type: 'string', format: 'date-time' },
+              university: {
+                description:
+                  'At `university-registered` only: the university account that proved it. ' +
+                  'Fields the provider did not give are absent.',
+                type: 'object',
+                required: ['linkedAt'],
+                properties: {
+                  subject: {
+                    type: 'string',
+                    description:
+                      'Stable at the provider: UCL-API `upi`, or OpenID Connect `sub` (of the configured issuer).',
+                  },
+                  email: { type: 'string' },
+                  name: { type: 'string' },
+                  isStudent: { type: 'boolean' },
+                  linkedAt: { type: 'string', format: 'date-time' },
+                },
+                additionalProperties: false,
+              },
             },
           }),
           ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
@@ -119,10 +138,14 @@ export function sessionRoutes(
     },
     async (request) => {
       const session = request.session!
+      const university = session.university
       return {
         openId: session.openId,
         tier: session.tier,
         expiresAt: session.expiresAt.toISOString(),
+        ...(university === undefined
+          ? {}
+          : { university: { ...university, linkedAt: university.linkedAt.toISOString() } }),
       }
     },
   )

@@ -5,7 +5,12 @@ import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
 import { endSession, eraseUser, registerUser } from '../accounts/lifecycle.js'
-import { findExpiredSessionIds, findSessionByKeyHash, touchSession } from './store.js'
+import {
+  findExpiredSessionIds,
+  findSessionByKeyHash,
+  touchSession,
+  type SessionRecord,
+} from './store.js'
 
 export type Tier = 'messenger-registered' | 'university-registered'
 
@@ -16,6 +21,30 @@ export interface Session {
   readonly openId: string
   readonly tier: Tier
   readonly expiresAt: Date
+  /** At tier 2: the university account that proved it; fields the provider did not give are absent. */
+  readonly university?: UniversityLink
+}
+
+export interface UniversityLink {
+  readonly subject?: string
+  readonly email?: string
+  readonly name?: string
+  readonly isStudent?: boolean
+  readonly linkedAt: Date
+}
+
+/** The link as `GET /session` shows it: nulls left out, never guessed. */
+function universityLinkOf(
+  university: SessionRecord['university'],
+  linkedAt: number,
+): UniversityLink {
+  return {
+    ...(university.subject === null ? {} : { subject: university.subject }),
+    ...(university.email === null ? {} : { email: university.email }),
+    ...(university.name === null ? {} : { name: university.name }),
+    ...(university.isStudent === null ? {} : { isStudent: university.isStudent }),
+    linkedAt: new Date(linkedAt),
+  }
 }
 
 export interface MessengerIdentity {
@@ -47,6 +76,8 @@ export interface SessionsOptions {
   discardMail: (mailIds: readonly string[]) => Promise<void>
   ttlMs: number
   touchIntervalMs: number
+  /** UNIVERSITY_LINK_MAX_AGE: an older university link no longer counts; null: links never lapse. */
+  linkMaxAgeMs?: number | null
 }
 
 export function createSessions({
@@ -56,6 +87,7 @@ export function createSessions({
   discardMail,
   ttlMs,
   touchIntervalMs,
+  linkMaxAgeMs = null,
 }: SessionsOptions): Sessions {
   function end(sessionId: string): Promise<boolean> {
     const now = clock.now().getTime()
@@ -98,12 +130,18 @@ export function createSessions({
         expiresAt = now + ttlMs
         await touchSession(db, record.id, expiresAt, now)
       }
+      const linkedAt = record.university.linkedAt
+      const linked =
+        record.universityLinked &&
+        linkedAt !== null &&
+        (linkMaxAgeMs === null || now - linkedAt < linkMaxAgeMs)
       return {
         id: record.id,
         userId: record.userId,
         openId: record.openId,
-        tier: record.universityLinked ? 'university-registered' : 'messenger-registered',
+        tier: linked ? 'university-registered' : 'messenger-registered',
         expiresAt: new Date(expiresAt),
+        ...(linked ? { university: universityLinkOf(record.university, linkedAt) } : {}),
       }
     },
 

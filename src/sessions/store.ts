@@ -10,6 +10,14 @@ export interface SessionRecord {
   expiresAt: number
   touchedAt: number
   universityLinked: boolean
+  /** When the user's university link was made, and the identity it proved. */
+  university: {
+    linkedAt: number | null
+    subject: string | null
+    email: string | null
+    name: string | null
+    isStudent: boolean | null
+  }
 }
 
 /** Installs the user's one live session, replacing (and so ending) any earlier one. */
@@ -54,6 +62,10 @@ export async function findSessionByKeyHash(
       'sessions.touched_at',
       'users.open_id',
       'users.university_linked_at',
+      'users.university_subject',
+      'users.university_email',
+      'users.university_name',
+      'users.university_is_student',
     ])
     .where('sessions.key_hash', '=', keyHash)
     .executeTakeFirst()
@@ -67,6 +79,10 @@ function rowToSession(row: {
   touched_at: number
   open_id: string
   university_linked_at: number | null
+  university_subject: string | null
+  university_email: string | null
+  university_name: string | null
+  university_is_student: number | null
 }): SessionRecord {
   return {
     id: row.id,
@@ -75,6 +91,13 @@ function rowToSession(row: {
     expiresAt: row.expires_at,
     touchedAt: row.touched_at,
     universityLinked: row.university_linked_at !== null,
+    university: {
+      linkedAt: row.university_linked_at,
+      subject: row.university_subject,
+      email: row.university_email,
+      name: row.university_name,
+      isStudent: row.university_is_student === null ? null : row.university_is_student !== 0,
+    },
   }
 }
 

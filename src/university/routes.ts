@@ -64,6 +64,7 @@ export async function universityRoutes(
           ...errorResponses(
             'missingRequiredKeys',
             'invalidEmail',
+            'emailDomainNotAllowed',
             'malformedJson',
             'bodyTooLarge',
             'jsonRequired',
@@ -96,7 +97,9 @@ export async function universityRoutes(
           301: {
             description:
               'To the identity provider: `Location: {provider_authorize_url}?client_id=<client_id>&state=<openId>`, ' +
-              'with no-cache headers and the attempt cookie.',
+              'with no-cache headers and the attempt cookie. With `UNIVERSITY_PROTOCOL=oidc` the provider is ' +
+              "the issuer's authorization endpoint and the OpenID Connect parameters follow (`response_type`, " +
+              '`redirect_uri`, `scope`, `code_challenge`, `code_challenge_method=S256`, `nonce`).',
             type: 'null',
             headers: {
               location: { type: 'string' },
@@ -107,7 +110,11 @@ export async function universityRoutes(
               'referrer-policy': { type: 'string' },
             },
           },
-          ...errorResponses('missingRequiredQueryParameters', 'invalidUniversityRegistrationCode'),
+          ...errorResponses(
+            'missingRequiredQueryParameters',
+            'invalidUniversityRegistrationCode',
+            'universityProviderUnavailable',
+          ),
         },
       },
     },
@@ -140,6 +147,9 @@ export async function universityRoutes(
             client_secret: optionalString,
             code: optionalString,
             result: optionalString,
+            iss: optionalString,
+            error: optionalString,
+            error_description: optionalString,
           },
         },
         response: {
@@ -167,6 +177,8 @@ export async function universityRoutes(
             state: stringOrUndefined(query.state),
             code: stringOrUndefined(query.code),
             result: stringOrUndefined(query.result),
+            iss: stringOrUndefined(query.iss),
+            error: stringOrUndefined(query.error),
             attemptCookie: request.cookies[cookieName] ?? null,
             ip: request.ip,
           })
@@ -174,7 +186,7 @@ export async function universityRoutes(
       if (result.boundToBrowser)
         reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
       if (wantsHtml(request)) {
-        return sendHtml(reply, 200, callbackPage(result.outcome, result.boundToBrowser))
+        return sendHtml(reply, 200, callbackPage(result))
       }
       return {}
     },

@@ -4,9 +4,10 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import { sealMail } from '../mail/sealed.js'
-import type { CallbackBinding } from '../config.js'
+import type { CallbackBinding, IdentityBinding, UniversityProtocol } from '../config.js'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
+import { AppError } from '../errors.js'
 import {
   generateSecret,
   hashSecret,
@@ -16,10 +17,15 @@ import {
 } from '../lib/secrets.js'
 import type { UniversityClient } from './client.js'
 import { confirmationEmail } from './confirmation-email.js'
-import { issueRegistrationCode, linkUniversityAccount } from '../accounts/lifecycle.js'
+import { issueRegistrationCode } from '../accounts/lifecycle.js'
+import type { MailLimits } from '../mail/caps.js'
+import { emailDomainAllowed } from './email-domains.js'
+import { attemptSecrets, ProviderUnavailableError, type OidcClient } from './oidc-client.js'
+import { createCallbackSteps } from './callback-steps.js'
 import { findLiveCode, findOpenAttempt, insertAttempt, transitionAttempt } from './store.js'
 
-export type CallbackOutcome = 'linked' | 'denied' | 'failed' | 'ignored'
+/** `taken`: the university account is already linked to another messenger user. */
+export type CallbackOutcome = 'linked' | 'denied' | 'failed' | 'taken' | 'ignored'
 
 export interface CallbackInput {
   clientId?: string
@@ -27,6 +33,9 @@ export interface CallbackInput {
   state?: string
   code?: string
   result?: string
+  /** OpenID Connect: the issuer (RFC 9207) and an error such as `access_denied`. */
+  iss?: string
+  error?: string
   /** The attempt cookie the browser brought, if any. */
   attemptCookie: string | null
   /** The caller's address (after TRUST_PROXY). */
@@ -37,6 +46,8 @@ export interface CallbackResult {
   outcome: CallbackOutcome
   /** True only when the request carried the cookie of the attempt it acted on. */
   boundToBrowser: boolean
+  /** The university account the round trip signed in as (linked or taken), for the page. */
+  account?: { name?: string; email?: string }
 }
 
 export interface LinkOpened {
@@ -73,6 +84,13 @@ export interface UniversityOptions {
   attemptTtlMs: number
   callbackBinding: CallbackBinding
   callbackAllowedIps: readonly string[]
+  protocol: UniversityProtocol
+  /** The OpenID Connect client; required when `protocol` is `oidc`. */
+  oidc: OidcClient | null
+  identityBinding: IdentityBinding
+  emailDomains: readonly string[] | null
+  linkMaxAgeMs: number | null
+  mailLimits: MailLimits
 }
 
 /**
@@ -87,29 +105,37 @@ export function authorizeLocation(authorizeUrl: string, clientId: string, openId
 export function createUniversity(options: UniversityOptions): University {
   const { db, clock, client, log, cipher } = options
   const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
-  const ignored: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
+  const { refuse, fail, finish, handleOidcCallback } = createCallbackSteps(options)
 
-  /** docs/decisions.md, "Tier 2 round trip": a refused callback changes nothing and is logged as a security event, secrets aside. */
-  function refuse(reason: string, input: CallbackInput): CallbackResult {
-    log.warn(
-      {
-        event: 'university-callback-refused',
-        reason,
-        state: input.state?.slice(0, 128),
-        ip: input.ip,
-      },
-      'university callback refused',
-    )
-    return ignored
+  /** Where the link sends the browser: the seed's URL, or the OIDC authorization request. */
+  async function locationFor(openId: string, attemptCookie: string): Promise<string> {
+    if (options.oidc === null) {
+      return authorizeLocation(options.authorizeUrl, options.clientId, openId)
+    }
+    try {
+      return await options.oidc.authorizationUrl(openId, attemptSecrets(attemptCookie))
+    } catch (error) {
+      if (error instanceof ProviderUnavailableError) {
+        log.warn({ event: 'university-provider-unavailable', err: error.cause }, 'discovery failed')
+        throw new AppError('universityProviderUnavailable', { cause: error })
+      }
+      throw error
+    }
   }
 
   return {
     async startRegistration(userId, email) {
+      if (!emailDomainAllowed(email, options.emailDomains)) {
+        throw new AppError('emailDomainNotAllowed')
+      }
       const code = generateSecret()
       const now = clock.now().getTime()
       const expiresAt = now + options.registrationCodeTtlMs
       const link = `${options.publicBaseUrl}/authorize/university?universityRegistrationCode=${code}`
-      const mail = sealMail(cipher, confirmationEmail(email, link, options.registrationCodeTtlMs))
+      const mail = sealMail(
+        cipher,
+        confirmationEmail(email, link, options.registrationCodeTtlMs, new Date(now)),
+      )
       const codeId = newId()
       await inTransaction(db, (trx) =>
         issueRegistrationCode(
@@ -117,6 +143,7 @@ export function createUniversity(options: UniversityOptions): University {
           { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
           mail,
           now,
+          options.mailLimits,
         ),
       )
       if (options.logLinks) {
@@ -133,6 +160,7 @@ export function createUniversity(options: UniversityOptions): University {
       // Every open is its own attempt: a mail scanner's prefetch never spoils the user's click.
       const attemptCookie = generateSecret()
       const expiresAt = Math.min(now + options.attemptTtlMs, live.expiresAt)
+      const location = await locationFor(live.openId, attemptCookie)
       await insertAttempt(
         db,
         {
@@ -145,7 +173,7 @@ export function createUniversity(options: UniversityOptions): University {
         now,
       )
       return {
-        location: authorizeLocation(options.authorizeUrl, options.clientId, live.openId),
+        location,
         attemptCookie,
         cookieMaxAgeSeconds: Math.max(1, Math.floor((expiresAt - now) / 1000)),
       }
@@ -158,12 +186,13 @@ export function createUniversity(options: UniversityOptions): University {
         // The seed answers the callback 200 in every case, a database outage included: the
         // provider learns nothing, the attempt stays unfinished until it expires.
         log.error({ err: error, event: 'university-callback-failed' }, 'university callback failed')
-        return ignored
+        return { outcome: 'ignored', boundToBrowser: false }
       }
     },
   }
 
   async function handleCallback(input: CallbackInput): Promise<CallbackResult> {
+    if (options.oidc !== null) return handleOidcCallback(input, options.oidc)
     if (input.clientId === undefined || !secretsEqual(input.clientId, options.clientId)) {
       return refuse('client_id does not match', input)
     }
@@ -212,28 +241,10 @@ export function createUniversity(options: UniversityOptions): University {
       return refuse('attempt already handled', input)
     }
     const exchange = await client.exchangeCode(input.code, input.state)
-    const doneAt = clock.now().getTime()
-    if (!exchange.ok) {
-      await transitionAttempt(db, attempt.id, 'exchanging', 'failed', doneAt)
-      log.warn(
-        { event: 'university-link-failed', attemptId: attempt.id, reason: exchange.reason },
-        'token exchange failed',
-      )
-      return { outcome: 'failed', boundToBrowser }
-    }
-    const linked = await inTransaction(db, (trx) =>
-      linkUniversityAccount(
-        trx,
-        {
-          attemptId: attempt.id,
-          userId: attempt.user_id,
-          encryptedToken: cipher.encrypt(exchange.token),
-        },
-        doneAt,
-      ),
-    )
-    if (!linked) return refuse('attempt ended during the token exchange', input)
-    log.info({ event: 'university-linked', attemptId: attempt.id }, 'university account linked')
-    return { outcome: 'linked', boundToBrowser }
+    if (!exchange.ok) return fail(attempt.id, exchange.reason, boundToBrowser)
+    // UNIVERSITY_USERINFO_URL names the member; without it the link records no identity.
+    const user = await client.fetchUser(exchange.token)
+    if (user !== null && !user.ok) return fail(attempt.id, user.reason, boundToBrowser)
+    return finish(attempt, exchange.token, user?.identity ?? null, input, boundToBrowser)
   }
 }

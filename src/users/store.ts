@@ -20,6 +20,12 @@ export async function upsertUser(
       messenger_session_key: user.messengerSessionKey,
       university_token: null,
       university_linked_at: null,
+      university_issuer: null,
+      university_subject: null,
+      university_email: null,
+      university_name: null,
+      university_is_student: null,
+      university_binding: null,
       created_at: now,
       updated_at: now,
     })
@@ -67,7 +73,8 @@ export async function lockUserOfSession(db: Queryable, sessionId: string): Promi
 
 /**
  * Nullifies the messenger session key and the university token (docs/decisions.md, "Sessions"):
- * the user is back to needing tier 2, and the row itself stays.
+ * the user is back to needing tier 2, and the row itself stays. The identity it proved stays on
+ * record, but is free again for another account (exclusive binding).
  */
 export async function nullifyCredentials(
   db: Queryable,
@@ -80,23 +87,90 @@ export async function nullifyCredentials(
       messenger_session_key: null,
       university_token: null,
       university_linked_at: null,
+      university_binding: null,
       updated_at: now,
     })
     .where('id', '=', userId)
     .execute()
 }
 
-/** Records the identity provider's token (encrypted) on the user: tier 2 from now on. */
-export async function setUniversityToken(
+/** The identity a university link proved; fields the provider did not give are absent. */
+export interface UniversityIdentityRecord {
+  issuer: string
+  subject: string
+  email?: string
+  name?: string
+  isStudent?: boolean
+}
+
+/**
+ * Records the identity provider's token (encrypted) and the identity it proved on the user: the user
+ * is tier 2 from now on. `binding` (exclusive binding only) is unique among users: a race with
+ * another user over one identity fails here.
+ */
+export async function setUniversityLink(
   db: Queryable,
   userId: string,
-  encryptedToken: string,
+  link: {
+    encryptedToken: string
+    identity: UniversityIdentityRecord | null
+    binding: string | null
+  },
+  now: number,
+): Promise<void> {
+  const identity = link.identity
+  await db
+    .updateTable('users')
+    .set({
+      university_token: link.encryptedToken,
+      university_linked_at: now,
+      university_issuer: identity?.issuer ?? null,
+      university_subject: identity?.subject ?? null,
+      university_email: identity?.email ?? null,
+      university_name: identity?.name ?? null,
+      university_is_student: identity?.isStudent === undefined ? null : Number(identity.isStudent),
+      university_binding: link.binding,
+      updated_at: now,
+    })
+    .where('id', '=', userId)
+    .execute()
+}
+
+/** Another user whose live link holds this binding (exclusive binding), or `null`. */
+export async function findBindingHolder(
+  db: Queryable,
+  binding: string,
+  exceptUserId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('university_binding', '=', binding)
+    .where('id', '!=', exceptUserId)
+    .executeTakeFirst()
+  return row?.id ?? null
+}
+
+/**
+ * UNIVERSITY_LINK_MAX_AGE: links made at or before `linkedBefore` have lapsed. Their token is
+ * nullified and their binding freed, so the identity can be proved again (by anyone).
+ */
+export async function lapseLinksOfBinding(
+  db: Queryable,
+  binding: string,
+  linkedBefore: number,
   now: number,
 ): Promise<void> {
   await db
     .updateTable('users')
-    .set({ university_token: encryptedToken, university_linked_at: now, updated_at: now })
-    .where('id', '=', userId)
+    .set({
+      university_token: null,
+      university_linked_at: null,
+      university_binding: null,
+      updated_at: now,
+    })
+    .where('university_binding', '=', binding)
+    .where('university_linked_at', '<=', linkedBefore)
     .execute()
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser } from 'playwright-core'
+import { startOidcStack, type OidcStack } from '../helpers/oidc-stack.js'
 import {
   registerMessenger,
   requestConfirmationLink,
@@ -13,23 +14,27 @@ import {
  * The tier 2 round trip in a real browser: the emailed link, the provider's Allow / Deny page and
  * the callback, with the attempt cookie handled by Chromium itself.
  */
+function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+}
+
 describe('the tier 2 round trip in Chromium', () => {
   let stack: Stack
   let browser: Browser
   before(async () => {
     stack = await startStack()
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
+    browser = await launch()
   })
   after(async () => {
     await browser?.close()
@@ -82,5 +87,48 @@ describe('the tier 2 round trip in Chromium', () => {
     assert.equal(await victimPage.locator('h1').textContent(), 'University account linked')
     await victim.close()
     await other.close()
+  })
+})
+
+/** The same round trip with UNIVERSITY_PROTOCOL=oidc against oidc-provider's own pages. */
+describe('the tier 2 round trip in Chromium through OpenID Connect', () => {
+  let stack: OidcStack
+  let browser: Browser
+  before(async () => {
+    stack = await startOidcStack()
+    browser = await launch()
+  })
+  after(async () => {
+    await browser?.close()
+    await stack?.close()
+  })
+
+  it('links the member the user signs in as, and names them', async () => {
+    const user = await registerMessenger(stack)
+    const link = await requestConfirmationLink(stack, user.sessionKey, 'oidc@example.edu')
+    const page = await browser.newPage()
+    await page.goto(link)
+    assert.equal(await page.title(), 'University sign-in')
+    await page.getByLabel(/Bob Example/).check()
+    await page.getByRole('button', { name: 'Allow' }).click()
+    await page.waitForURL(/\/authorize\/university\/callback/)
+    assert.equal(await page.locator('h1').textContent(), 'University account linked')
+    assert.match((await page.locator('body').textContent()) ?? '', /Bob Example/)
+    await page.close()
+    const session = await sessionOf(stack, user.sessionKey)
+    assert.equal(session.body.tier, 'university-registered')
+    assert.equal(session.body.university.subject, 'bob-0002')
+  })
+
+  it('links nothing when the user presses Deny, and says so', async () => {
+    const user = await registerMessenger(stack)
+    const link = await requestConfirmationLink(stack, user.sessionKey, 'oidc-denier@example.edu')
+    const page = await browser.newPage()
+    await page.goto(link)
+    await page.getByRole('button', { name: 'Deny' }).click()
+    await page.waitForURL(/\/authorize\/university\/callback/)
+    assert.equal(await page.locator('h1').textContent(), 'Authorization declined')
+    await page.close()
+    assert.equal((await sessionOf(stack, user.sessionKey)).body.tier, 'messenger-registered')
   })
 })

@@ -50,6 +50,7 @@ export async function startProviders(callbackUrl: () => string): Promise<Provide
       MESSENGER_API_BASE_URL: `${url}/_sandbox/messenger`,
       UNIVERSITY_AUTHORIZE_URL: `${url}/_sandbox/university/authorise`,
       UNIVERSITY_TOKEN_URL: `${url}/_sandbox/university/token`,
+      UNIVERSITY_USERINFO_URL: `${url}/_sandbox/university/user/data`,
       UNIVERSITY_CLIENT_ID: CLIENT_ID,
       UNIVERSITY_CLIENT_SECRET: CLIENT_SECRET,
     },
@@ -63,7 +64,12 @@ export async function startStack(
   const smtp = await startSmtpSink()
   let callbackUrl = 'http://127.0.0.1:1/authorize/university/callback'
   const providers = await startProviders(() => callbackUrl)
-  const service = await startService({ ...providers.env, SMTP_URL: smtp.url, ...env }, options)
+  // Many tests mail one address for many users; the caps have tests of their own.
+  const uncapped = { MAIL_LIMIT_PER_USER: '1000', MAIL_LIMIT_PER_RECIPIENT: '1000' }
+  const service = await startService(
+    { ...providers.env, SMTP_URL: smtp.url, ...uncapped, ...env },
+    options,
+  )
   callbackUrl = `${service.url}/authorize/university/callback`
   return {
     service,
@@ -152,12 +158,14 @@ export async function decideAtProvider(
   stack: Stack,
   state: string,
   decision: 'allow' | 'deny',
+  /** Who signs in: `ada`, `alan`, or by default a student of the user's own. */
+  member = 'own',
 ): Promise<string> {
   const response = await fetch(`${stack.providersUrl}/_sandbox/university/authorise/decision`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ client_id: CLIENT_ID, state, decision }).toString(),
+    body: new URLSearchParams({ client_id: CLIENT_ID, state, decision, member }).toString(),
   })
   await response.arrayBuffer()
   assert.equal(response.status, 302)

@@ -7,8 +7,14 @@ import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../../src/http/schem
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 import { freshDatabase, TEST_DIALECT } from '../helpers/database.js'
 import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
+import { startOidcStack } from '../helpers/oidc-stack.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
-import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+import {
+  registerMessenger,
+  requestConfirmationLink,
+  startStack,
+  type Stack,
+} from '../helpers/stack.js'
 import { documentationProblems, type ProducedError } from '../helpers/documentation.js'
 import { rawRequest } from '../helpers/raw-http.js'
 
@@ -301,6 +307,42 @@ describe('the error vocabulary', () => {
       502,
       '@bad-gateway/messenger-platform-unavailable',
     )
+  })
+
+  it('produces 400 email-domain-not-allowed where UNIVERSITY_EMAIL_DOMAINS restricts tier 2', async () => {
+    const restricted = await startStack({ UNIVERSITY_EMAIL_DOMAINS: 'ucl.ac.uk' })
+    try {
+      const { sessionKey } = await registerMessenger(restricted)
+      const response = await call(`${restricted.service.url}/register/university`, {
+        method: 'POST',
+        headers: { authorization: sessionKey },
+        json: { email: 'someone@example.edu' },
+      })
+      assert.equal(response.status, 400, response.text)
+      assert.deepEqual(response.body, { error: '@bad-request/email-domain-not-allowed' })
+      const code = '@bad-request/email-domain-not-allowed'
+      produced.set(code, 400)
+      answered.push({ method: 'POST', path: '/register/university', status: 400, code })
+    } finally {
+      await restricted.close()
+    }
+  })
+
+  it('produces 502 when the OpenID Provider cannot be discovered', async () => {
+    const oidc = await startOidcStack()
+    try {
+      await oidc.oidc.close()
+      const { sessionKey } = await registerMessenger(oidc)
+      const link = await requestConfirmationLink(oidc, sessionKey, 'student@example.edu')
+      const response = await call(link)
+      assert.equal(response.status, 502, response.text)
+      assert.deepEqual(response.body, { error: '@bad-gateway/university-provider-unavailable' })
+      const code = '@bad-gateway/university-provider-unavailable'
+      produced.set(code, 502)
+      answered.push({ method: 'GET', path: '/authorize/university', status: 502, code })
+    } finally {
+      await oidc.close()
+    }
   })
 
   it('produces 500 unexpected-error with no detail when the database fails', async () => {

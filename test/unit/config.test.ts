@@ -100,6 +100,30 @@ describe('loadConfig', () => {
     [{ SMTP_URL: 'mail.example' }, 'SMTP_URL'],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL'],
     [{ NODE_ENV: 'production' }, 'UNIVERSITY_AUTHORIZE_URL'],
+    [{ UNIVERSITY_PROTOCOL: 'saml' }, 'UNIVERSITY_PROTOCOL'],
+    [{ UNIVERSITY_ISSUER: 'https://idp.example' }, 'UNIVERSITY_ISSUER'],
+    [{ NODE_ENV: 'production', UNIVERSITY_PROTOCOL: 'oidc' }, 'UNIVERSITY_ISSUER'],
+    [
+      {
+        NODE_ENV: 'production',
+        UNIVERSITY_PROTOCOL: 'oidc',
+        UNIVERSITY_ISSUER: 'http://idp.example',
+      },
+      'UNIVERSITY_ISSUER',
+    ],
+    [
+      {
+        UNIVERSITY_PROTOCOL: 'oidc',
+        UNIVERSITY_CALLBACK_BINDING: 'none',
+        UNIVERSITY_CALLBACK_ALLOWED_IPS: '10.0.0.1',
+      },
+      'UNIVERSITY_CALLBACK_BINDING',
+    ],
+    [{ UNIVERSITY_IDENTITY_BINDING: 'many' }, 'UNIVERSITY_IDENTITY_BINDING'],
+    [{ UNIVERSITY_LINK_MAX_AGE: 'a year' }, 'UNIVERSITY_LINK_MAX_AGE'],
+    [{ UNIVERSITY_USERINFO_URL: 'not a url' }, 'UNIVERSITY_USERINFO_URL'],
+    [{ MAIL_LIMIT_PER_USER: '0' }, 'MAIL_LIMIT_PER_USER'],
+    [{ MAIL_LIMIT_PER_RECIPIENT: 'many' }, 'MAIL_LIMIT_PER_RECIPIENT'],
   ] as const) {
     it(`names ${variable} when it is wrong (${JSON.stringify(env)})`, () => {
       assert.throws(
@@ -111,6 +135,39 @@ describe('loadConfig', () => {
       )
     })
   }
+
+  it('defaults the university identity settings as SPEC says', () => {
+    const { university, mailLimits } = loadConfig({})
+    assert.equal(university.protocol, 'uclapi')
+    assert.equal(university.issuer, null)
+    assert.equal(university.scopes, 'openid email profile')
+    assert.equal(university.userInfoUrl, 'http://127.0.0.1:3000/_sandbox/university/user/data')
+    assert.equal(university.identityBinding, 'exclusive')
+    assert.equal(university.emailDomains, null)
+    assert.equal(university.linkMaxAgeMs, null)
+    assert.deepEqual(mailLimits, { perUser: 5, perRecipient: 5, windowMs: 3_600_000 })
+  })
+
+  it('reads the OIDC provider, the domains and the link age', () => {
+    const config = loadConfig({
+      UNIVERSITY_PROTOCOL: 'oidc',
+      UNIVERSITY_ISSUER: 'https://login.example.ac.uk/realms/students',
+      UNIVERSITY_CLIENT_ID: 'campusgate',
+      UNIVERSITY_CLIENT_SECRET: 'secret',
+      UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk',
+      UNIVERSITY_LINK_MAX_AGE: '365d',
+    })
+    assert.equal(config.university.issuer, 'https://login.example.ac.uk/realms/students')
+    assert.deepEqual(config.sandbox, { messenger: true, university: false })
+    assert.deepEqual(config.university.emailDomains, ['ucl.ac.uk', 'cs.example.ac.uk'])
+    assert.equal(config.university.linkMaxAgeMs, 365 * 86_400_000)
+  })
+
+  it('simulates an OpenID Provider when the protocol is oidc and no issuer is set', () => {
+    const config = loadConfig({ UNIVERSITY_PROTOCOL: 'oidc' })
+    assert.deepEqual(config.sandbox, { messenger: true, university: true })
+    assert.equal(config.university.issuer, 'http://127.0.0.1:3000/_sandbox/oidc')
+  })
 
   it('never runs the sandbox in production', () => {
     const config = loadConfig(PRODUCTION)
