@@ -12,6 +12,11 @@ import { createMailTransport, type MailTransport } from './mail/transport.js'
 import { createMailWorker, type MailWorker } from './mail/worker.js'
 import { createPruner, type Pruner } from './maintenance/pruner.js'
 import { createMessengerClient } from './messenger/client.js'
+import { apiDocs } from './operations/docs.js'
+import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js'
+import { operationsRoutes } from './operations/routes.js'
+import { outboxStats } from './mail/outbox.js'
+import { pendingMigrations } from './db/migrate.js'
 import { sandboxRoutes } from './sandbox/routes.js'
 import { sessionRoutes } from './sessions/routes.js'
 import { createSessions, type Sessions } from './sessions/service.js'
@@ -40,6 +45,7 @@ export interface Campusgate {
   sessions: Sessions
   mailWorker: MailWorker
   pruner: Pruner
+  metrics: Metrics
 }
 
 /**
@@ -72,6 +78,12 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     routerOptions: { ignoreTrailingSlash: false },
   })
 
+  const metrics = createMetrics({
+    version: VERSION,
+    clock,
+    outboxStats: () => outboxStats(db.kysely),
+  })
+  const outbound = deps.fetch ?? fetch
   const mailTransport =
     deps.mailTransport ??
     createMailTransport({
@@ -88,7 +100,10 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     ttlMs: config.sessionTtlMs,
     touchIntervalMs: config.sessionTouchIntervalMs,
   })
-  const messenger = createMessengerClient({ ...config.messenger, fetch: deps.fetch })
+  const messenger = createMessengerClient({
+    ...config.messenger,
+    fetch: timedFetch(outbound, 'messenger', metrics),
+  })
   const mailWorker = createMailWorker({
     db: db.kysely,
     dialect: db.dialect,
@@ -107,7 +122,10 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   const university = createUniversity({
     db: db.kysely,
     clock,
-    client: createUniversityClient({ ...config.university, fetch: deps.fetch }),
+    client: createUniversityClient({
+      ...config.university,
+      fetch: timedFetch(outbound, 'university', metrics),
+    }),
     cipher: deps.cipher,
     log: app.log.child({ component: 'university' }),
     onMailQueued: () => mailWorker.kick(),
@@ -129,11 +147,35 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     app.log.warn({ err: error }, 'database connection lost; the pool reconnects on demand'),
   )
   registerErrorHandling(app)
-  await app.register(openapi, { version: VERSION })
+  await app.register(openapi, { version: VERSION, publicBaseUrl: config.publicBaseUrl })
   await app.register(mediaType)
+  app.addHook('onResponse', async (request, reply) => {
+    const { routeOptions } = request
+    metrics.observeRequest(
+      routeOptions.config,
+      request.method,
+      routeOptions.url,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    )
+  })
 
   // Before the tier guard: a flood is refused before any session lookup.
-  await app.register(rateLimits, { limits: config.rateLimit, redisUrl: config.redisUrl })
+  await app.register(rateLimits, {
+    limits: config.rateLimit,
+    redisUrl: config.redisUrl,
+    onRefused: (limit) => metrics.rateLimitRefusal(limit),
+  })
+
+  operationsRoutes(app, {
+    metrics,
+    metricsToken: config.metricsToken,
+    logLevel: config.logLevel,
+    async checkReady() {
+      const pending = await pendingMigrations(db)
+      if (pending.length > 0) throw new Error(`schema behind: ${pending.join(', ')} not applied`)
+    },
+  })
 
   await app.register(tierGuard, { sessions })
 
@@ -156,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
+  await app.register(apiDocs)
 
-  return { app, sessions, mailWorker, pruner }
+  return { app, sessions, mailWorker, pruner, metrics }
 }

@@ -53,6 +53,8 @@ export interface Config {
   /** Where a development key is kept (created on first start) when DATA_ENCRYPTION_KEY is unset. */
   readonly dataEncryptionKeyFile: string
   readonly rateLimit: RateLimitConfig
+  /** Bearer token /metrics requires; open when null. */
+  readonly metricsToken: string | null
 }
 
 /** Thrown for a bad environment; its message is the one line start-up prints. */
@@ -179,6 +181,14 @@ function databaseUrl(env: Env): string {
   return fail('DATABASE_URL', 'must be sqlite:PATH or postgres://…')
 }
 
+/** A guessable token would open the metrics to anyone; a long one is no credential of ours. */
+function metricsToken(env: Env): string | null {
+  const raw = read(env, 'METRICS_TOKEN')
+  if (raw === undefined) return null
+  if (raw.length < 16 || raw.length > 256) fail('METRICS_TOKEN', 'must be 16 to 256 characters')
+  return raw
+}
+
 /**
  * Reads the whole configuration from the environment. `main.ts` is the only caller that passes
  * `process.env`; tests pass plain objects.
@@ -280,5 +290,6 @@ export function loadConfig(env: Env): Config {
     dataEncryptionKeys: dataEncryptionKeys(env),
     dataEncryptionKeyFile: keyFileFor(databaseUrl(env)),
     rateLimit: Object.freeze({ globalMax: 1000, sensitiveMax: 100, windowMs: 60_000 }),
+    metricsToken: metricsToken(env),
   })
 }

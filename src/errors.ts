@@ -33,6 +33,8 @@ export const ERRORS = {
     code: '@bad-gateway/messenger-platform-unavailable',
   },
   databaseUnavailable: { status: 503, code: '@service-unavailable/database-unavailable' },
+  invalidMetricsToken: { status: 401, code: '@unauthorized/invalid-metrics-token' },
+  notReady: { status: 503, code: '@service-unavailable/not-ready' },
 } as const satisfies Record<string, { status: number; code: string }>
 
 export type ErrorName = keyof typeof ERRORS

@@ -28,3 +28,15 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     throw error instanceof Error ? error : new Error('migration failed', { cause: error })
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }
+
+/** The migrations this build knows that the database has not applied (empty: schema is current). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider,
+    ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
+  })
+  // Reads only: a missing migration table counts every migration as pending.
+  const migrations = await migrator.getMigrations()
+  return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name)
+}

@@ -13,12 +13,18 @@ declare module 'fastify' {
      */
     limitSensitive: onRequestAsyncHookHandler
   }
+  interface FastifyContextConfig {
+    /** Probes and scrapes (/healthz, /readyz, /metrics) are not counted per address. */
+    exemptFromAddressLimit?: boolean
+  }
 }
 
 export interface RateLimitOptions {
   limits: RateLimitConfig
   /** Counters shared by all instances in this Redis; in-memory counters when null. */
   redisUrl: string | null
+  /** Told of every request a limit refuses, for the metrics. */
+  onRefused?: (limit: 'address' | 'registration') => void
 }
 
 /**
@@ -61,7 +67,10 @@ function rateLimited(secondsLeft: number): AppError {
 
 /** Per-address rate limits: one for every request, a stricter one for sensitive routes. */
 export const rateLimits = fp(
-  async function rateLimitsPlugin(app: FastifyInstance, { limits, redisUrl }: RateLimitOptions) {
+  async function rateLimitsPlugin(
+    app: FastifyInstance,
+    { limits, redisUrl, onRefused }: RateLimitOptions,
+  ) {
     const redis = redisUrl === null ? null : connectRedis(redisUrl, app)
     await app.register(rateLimit, {
       global: false,
@@ -70,9 +79,16 @@ export const rateLimits = fp(
       ...(redis === null ? {} : { redis, nameSpace: 'campusgate:rate-limit:' }),
       // With Redis briefly unreachable, serve unlimited rather than fail every request.
       skipOnError: true,
-      errorResponseBuilder: (_request, context) => rateLimited(Math.ceil(context.ttl / 1000)),
+      errorResponseBuilder: (_request, context) => {
+        onRefused?.('address')
+        return rateLimited(Math.ceil(context.ttl / 1000))
+      },
     })
-    app.addHook('onRequest', app.rateLimit())
+    const limitAddress = app.rateLimit()
+    app.addHook('onRequest', function limitPerAddress(request, reply) {
+      if (request.routeOptions.config.exemptFromAddressLimit === true) return Promise.resolve()
+      return limitAddress.call(this, request, reply)
+    } satisfies onRequestAsyncHookHandler)
 
     const sensitive = app.createRateLimit({
       max: limits.sensitiveMax,
@@ -83,6 +99,7 @@ export const rateLimits = fp(
     app.decorate('limitSensitive', async function limitSensitive(request) {
       const result = await sensitive(request)
       if (!result.isAllowed && result.isExceeded) {
+        onRefused?.('registration')
         throw rateLimited(result.ttlInSeconds)
       }
     } satisfies onRequestAsyncHookHandler)

@@ -150,3 +150,22 @@ export async function markMailSent(db: Queryable, mailId: string, now: number): 
     .where('id', '=', mailId)
     .execute()
 }
+
+/** How many mails wait for delivery, and since when the oldest has (for the metrics). */
+export async function outboxStats(
+  db: Queryable,
+): Promise<{ queued: number; oldestQueuedAt: number | null }> {
+  const row = await db
+    .selectFrom('mail_outbox')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('queued'),
+      eb.fn.min('created_at').as('oldest'),
+    ])
+    .where('sent_at', 'is', null)
+    .where('abandoned_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return {
+    queued: Number(row.queued),
+    oldestQueuedAt: row.oldest === null ? null : Number(row.oldest),
+  }
+}
