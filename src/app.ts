@@ -147,7 +147,11 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     app.log.warn({ err: error }, 'database connection lost; the pool reconnects on demand'),
   )
   registerErrorHandling(app)
-  await app.register(openapi, { version: VERSION, publicBaseUrl: config.publicBaseUrl })
+  await app.register(openapi, {
+    version: VERSION,
+    publicBaseUrl: config.publicBaseUrl,
+    metricsToken: config.metricsToken !== null,
+  })
   await app.register(mediaType)
   app.addHook('onResponse', async (request, reply) => {
     const { routeOptions } = request

@@ -9,7 +9,7 @@ import { errorResponse } from './schemas.js'
 export const openapi = fp(
   async function openapiPlugin(
     app: FastifyInstance,
-    options: { version: string; publicBaseUrl: string },
+    options: { version: string; publicBaseUrl: string; metricsToken: boolean },
   ) {
     await app.register(swagger, {
       openapi: {
@@ -18,6 +18,7 @@ export const openapi = fp(
           title: 'campusgate',
           version: options.version,
           description: 'Registration and sessions for a university community mini-program.',
+          license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
         servers: [{ url: options.publicBaseUrl }],
         components: {
@@ -30,11 +31,16 @@ export const openapi = fp(
               name: 'Authorization',
               description: 'The raw session key, or `Bearer <key>`.',
             },
-            metricsToken: {
-              type: 'http',
-              scheme: 'bearer',
-              description: 'METRICS_TOKEN, when the operator set one.',
-            },
+            // Declared only where /metrics uses it, so no scheme goes unused.
+            ...(options.metricsToken
+              ? {
+                  metricsToken: {
+                    type: 'http',
+                    scheme: 'bearer',
+                    description: 'The METRICS_TOKEN the operator set.',
+                  },
+                }
+              : {}),
           },
         },
       },

@@ -19,7 +19,10 @@ export function sessionRoutes(
     {
       onRequest: app.limitSensitive,
       schema: {
+        operationId: 'registerMessenger',
         summary: 'Tier 1: register with a messenger login code',
+        // No session key: the route is open to anyone.
+        security: [],
         tags: ['registration'],
         body: {
           type: 'object',
@@ -59,12 +62,20 @@ export function sessionRoutes(
     {
       onRequest: app.requireTier('messenger-registered'),
       schema: {
+        operationId: 'logout',
         summary: 'End the session; the user data stays',
         tags: ['sessions'],
         security: [{ sessionKey: [] }],
         response: {
           200: jsonResponse('Session ended.', EMPTY_OBJECT),
-          ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
+          // A body is not expected, but one that is sent is still parsed.
+          ...errorResponses(
+            'malformedJson',
+            'bodyTooLarge',
+            'jsonRequired',
+            'missingAuthorizationHeader',
+            'invalidSessionKey',
+          ),
         },
       },
     },
@@ -80,12 +91,20 @@ export function sessionRoutes(
     {
       onRequest: [app.limitSensitive, app.requireTier('messenger-registered')],
       schema: {
+        operationId: 'eraseUser',
         summary: 'Erase the user: the session ends and campusgate forgets the user',
         tags: ['sessions'],
         security: [{ sessionKey: [] }],
         response: {
           200: jsonResponse('Erased.', EMPTY_OBJECT),
-          ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
+          // A body is not expected, but one that is sent is still parsed.
+          ...errorResponses(
+            'malformedJson',
+            'bodyTooLarge',
+            'jsonRequired',
+            'missingAuthorizationHeader',
+            'invalidSessionKey',
+          ),
         },
       },
     },
@@ -100,6 +119,7 @@ export function sessionRoutes(
     {
       onRequest: app.requireTier('messenger-registered'),
       schema: {
+        operationId: 'getSession',
         summary: 'Who a session key belongs to',
         tags: ['sessions'],
         security: [{ sessionKey: [] }],

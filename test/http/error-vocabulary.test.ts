@@ -277,6 +277,12 @@ describe('the error vocabulary', () => {
       assert.equal(response.status, 401)
       assert.deepEqual(response.body, { error: '@unauthorized/invalid-metrics-token' })
       produced.set('@unauthorized/invalid-metrics-token', 401)
+      answered.push({
+        method: 'GET',
+        path: '/metrics',
+        status: 401,
+        code: '@unauthorized/invalid-metrics-token',
+      })
     } finally {
       await guarded.close()
     }
