@@ -17,6 +17,9 @@ import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js
 import { operationsRoutes } from './operations/routes.js'
 import { outboxStats } from './mail/outbox.js'
 import { pendingMigrations } from './db/migrate.js'
+import { createAudit } from './audit/audit.js'
+import { securityConfigurationEvents } from './audit/configuration.js'
+import { stringOrUndefined } from './lib/coerce.js'
 import { sandboxRoutes } from './sandbox/routes.js'
 import { sessionRoutes } from './sessions/routes.js'
 import { createSessions, type Sessions } from './sessions/service.js'
@@ -83,6 +86,10 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     clock,
     outboxStats: () => outboxStats(db.kysely),
   })
+  const audit = createAudit({
+    clock,
+    onRecorded: (event) => metrics.auditEvent(event.type, stringOrUndefined(event.detail?.reason)),
+  })
   const outbound = deps.fetch ?? fetch
   const mailTransport =
     deps.mailTransport ??
@@ -99,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     discardMail,
     ttlMs: config.sessionTtlMs,
     touchIntervalMs: config.sessionTouchIntervalMs,
+    audit,
   })
   const messenger = createMessengerClient({
     ...config.messenger,
@@ -111,6 +119,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     transport: mailTransport,
     cipher: deps.cipher,
     log: app.log.child({ component: 'mail-worker' }),
+    onDelivery: (outcome) => metrics.mailDelivery(outcome),
   })
   const pruner = createPruner({
     db: db.kysely,
@@ -118,6 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     sessions,
     discardMail,
     log: app.log.child({ component: 'pruner' }),
+    auditRetentionMs: config.auditRetentionMs,
   })
   const university = createUniversity({
     db: db.kysely,
@@ -128,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     }),
     cipher: deps.cipher,
     log: app.log.child({ component: 'university' }),
+    audit,
     onMailQueued: () => mailWorker.kick(),
     logLinks: config.smtpUrl === null,
     publicBaseUrl: config.publicBaseUrl,
@@ -135,6 +146,12 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     registrationCodeTtlMs: config.registrationCodeTtlMs,
   })
   app.addHook('onReady', async () => {
+    // Best effort: a database that is down now must not keep the service (and /readyz) from starting.
+    for (const event of securityConfigurationEvents(config)) {
+      await audit.record(db.kysely, event).catch((error: unknown) => {
+        app.log.warn({ err: error, setting: event.detail?.setting }, 'audit event not recorded')
+      })
+    }
     mailWorker.start()
     pruner.start()
   })

@@ -55,6 +55,8 @@ export interface Config {
   readonly rateLimit: RateLimitConfig
   /** Bearer token /metrics requires; open when null. */
   readonly metricsToken: string | null
+  /** How long audit events are kept (AUDIT_RETENTION). */
+  readonly auditRetentionMs: number
 }
 
 /** Thrown for a bad environment; its message is the one line start-up prints. */
@@ -291,5 +293,6 @@ export function loadConfig(env: Env): Config {
     dataEncryptionKeyFile: keyFileFor(databaseUrl(env)),
     rateLimit: Object.freeze({ globalMax: 1000, sensitiveMax: 100, windowMs: 60_000 }),
     metricsToken: metricsToken(env),
+    auditRetentionMs: duration(env, 'AUDIT_RETENTION', '90d'),
   })
 }

@@ -4,8 +4,12 @@ import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import { createDb, type Db } from '../db/database.js'
 import { migrateToLatest, pendingMigrations } from '../db/migrate.js'
+import { createMailTransport } from '../mail/transport.js'
 import { createPruner } from '../maintenance/pruner.js'
-import { createSessions } from '../sessions/service.js'
+import { cipherFor } from '../secrets-at-rest.js'
+import { createSessions, type Sessions } from '../sessions/service.js'
+import { createAudit, type Origin } from '../audit/audit.js'
+import { userInfo } from 'node:os'
 import { EXIT, type Command, type Io } from './command.js'
 
 /** The database of the configuration, closed when `work` is done whatever happens. */
@@ -16,6 +20,46 @@ export async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): P
   } finally {
     await db.kysely.destroy()
   }
+}
+
+/** Who acts when an operator runs a command: recorded in the audit trail as `cli:<os user>`. */
+export function cliOrigin(): Origin {
+  let user = 'unknown'
+  try {
+    user = userInfo().username
+  } catch {
+    // No passwd entry (a container's arbitrary uid): the actor is still the CLI.
+  }
+  return { actor: `cli:${user}`, ip: null }
+}
+
+/** Deletes what the mail transport kept of erased or pruned mails (the .eml files), as the service does. */
+export function cliDiscardMail(config: Config): (mailIds: readonly string[]) => Promise<void> {
+  const transport = createMailTransport({
+    smtpUrl: config.smtpUrl,
+    outboxDir: config.outboxDir,
+    from: config.mailFrom,
+  })
+  return async (mailIds) => {
+    try {
+      await transport.discard(mailIds)
+    } finally {
+      transport.close()
+    }
+  }
+}
+
+/** The sessions service as the API uses it, so the CLI changes things exactly as requests do. */
+export function cliSessions(config: Config, db: Db): Sessions {
+  return createSessions({
+    db: db.kysely,
+    clock: systemClock,
+    cipher: cipherFor(config).cipher,
+    discardMail: cliDiscardMail(config),
+    ttlMs: config.sessionTtlMs,
+    touchIntervalMs: config.sessionTouchIntervalMs,
+    audit: createAudit({ clock: systemClock }),
+  })
 }
 
 /** Progress and diagnostics of a command: readable lines on stderr, stdout kept for results. */
@@ -61,13 +105,19 @@ const prune: Command = {
   async run({ config, io }) {
     return withDb(config, async (db) => {
       const log = cliLogger(io, 'info')
-      const sessions = createSessions({
+      const sessions = cliSessions(config, db)
+      const pruner = createPruner({
         db: db.kysely,
         clock: systemClock,
-        ttlMs: config.sessionTtlMs,
-        touchIntervalMs: config.sessionTouchIntervalMs,
+        sessions,
+        discardMail: cliDiscardMail(config),
+        log,
+        auditRetentionMs: config.auditRetentionMs,
+        onProgress: ({ sessions: ended }) => {
+          if (ended !== undefined && ended > 0)
+            io.err(`ended ${ended} expired session(s) so far…\n`)
+        },
       })
-      const pruner = createPruner({ db: db.kysely, clock: systemClock, sessions, log })
       io.err('pruning…\n')
       const counts = await pruner.runOnce()
       if (counts === null) {
@@ -75,8 +125,9 @@ const prune: Command = {
         return EXIT.ok
       }
       io.out(
-        `ended ${counts.sessions} expired session(s), deleted ${counts.codesAndAttempts} ` +
-          `code(s) and attempt(s) and ${counts.mails} finished mail(s)\n`,
+        `ended ${counts.sessions} expired session(s); deleted ${counts.codesAndAttempts} ` +
+          `code(s) and attempt(s), ${counts.mails} finished mail(s) and ` +
+          `${counts.auditEvents} audit event(s) past AUDIT_RETENTION\n`,
       )
       return EXIT.ok
     })

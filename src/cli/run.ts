@@ -12,10 +12,17 @@ import {
   type Env,
   type Io,
 } from './command.js'
+import { accountCommands } from './accounts.js'
 import { maintenanceCommands } from './maintenance.js'
+import { recordCommands } from './records.js'
 import { serve } from './serve.js'
 
-const COMMANDS: readonly Command[] = [serve, ...maintenanceCommands]
+const COMMANDS: readonly Command[] = [
+  serve,
+  ...maintenanceCommands,
+  ...accountCommands,
+  ...recordCommands,
+]
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length))

@@ -4,6 +4,7 @@ import * as m0001 from './migrations/0001_initial.js'
 import * as m0002 from './migrations/0002_job_leases.js'
 import * as m0003 from './migrations/0003_mail_owner.js'
 import * as m0004 from './migrations/0004_secrets_at_rest.js'
+import * as m0005 from './migrations/0005_ops_audit_events.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002_job_leases': m0002,
   '0003_mail_owner': m0003,
   '0004_secrets_at_rest': m0004,
+  '0005_ops_audit_events': m0005,
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }

@@ -193,26 +193,27 @@ export function createMetrics(options: {
       }
       child.observe(seconds)
     },
-    registration(kind: 'new' | 'rotation') {
-      registrations.inc({ kind })
-    },
-    universityLink(outcome: 'linked' | 'denied' | 'failed') {
-      universityLinks.inc({ outcome })
-    },
-    refusal(reason: string) {
-      refusals.inc({ reason })
-    },
-    logout() {
-      logouts.inc()
-    },
-    expiry(count = 1) {
-      expiries.inc(count)
-    },
-    erasure() {
-      erasures.inc()
-    },
-    auditEvent(type: string) {
+    /** Counts an audit event, and the domain counter it stands for. */
+    auditEvent(type: string, reason?: string) {
       auditEvents.inc({ type })
+      switch (type) {
+        case 'registration':
+          return registrations.inc({ kind: 'new' })
+        case 'rotation':
+          return registrations.inc({ kind: 'rotation' })
+        case 'university-linked':
+        case 'university-denied':
+        case 'university-failed':
+          return universityLinks.inc({ outcome: type.slice('university-'.length) })
+        case 'university-refused':
+          return refusals.inc({ reason: reason ?? 'unknown' })
+        case 'logout':
+          return logouts.inc()
+        case 'expiry':
+          return expiries.inc()
+        case 'erasure':
+          return erasures.inc()
+      }
     },
     rateLimitRefusal(limit: RateLimitName) {
       rateLimitRefusals.inc({ limit })
@@ -221,14 +222,10 @@ export function createMetrics(options: {
       providerCalls.observe({ provider, outcome: ok ? 'ok' : 'error' }, seconds)
       if (!ok) providerFailures.inc({ provider })
     },
-    mailSent() {
-      mailSent.inc()
-    },
-    mailFailed() {
-      mailFailures.inc()
-    },
-    mailAbandoned() {
-      mailAbandoned.inc()
+    mailDelivery(outcome: 'sent' | 'failed' | 'abandoned') {
+      if (outcome === 'sent') mailSent.inc()
+      else if (outcome === 'failed') mailFailures.inc()
+      else mailAbandoned.inc()
     },
   }
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { fromRequest } from '../audit/audit.js'
 import { errorResponses, jsonResponse, EMPTY_OBJECT } from '../http/schemas.js'
 import type { MessengerClient } from '../messenger/client.js'
 import type { Sessions } from './service.js'
@@ -52,7 +53,7 @@ export function sessionRoutes(
     async (request) => {
       const { appId, appSecret, code } = request.body
       const identity = await messenger.code2session(appId, appSecret, code)
-      const { sessionKey, expiresAt } = await sessions.register(identity)
+      const { sessionKey, expiresAt } = await sessions.register(identity, fromRequest(request.ip))
       return { sessionKey, expiresAt: expiresAt.toISOString() }
     },
   )
@@ -81,7 +82,7 @@ export function sessionRoutes(
     },
     async (request) => {
       // A logout racing this one may end the session first; either way it is ended.
-      await sessions.logout(request.session!.id)
+      await sessions.logout(request.session!.id, fromRequest(request.ip))
       return {}
     },
   )
@@ -109,7 +110,8 @@ export function sessionRoutes(
       },
     },
     async (request) => {
-      await sessions.eraseUser(request.session!.userId)
+      const { userId, openId } = request.session!
+      await sessions.eraseUser({ userId, openId }, fromRequest(request.ip))
       return {}
     },
   )

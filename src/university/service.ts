@@ -1,6 +1,7 @@
 import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import { fromRequest, type Audit } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import { sealMail } from '../mail/sealed.js'
@@ -61,6 +62,7 @@ export interface UniversityOptions {
   /** Encrypts the provider's token and the queued mail's bodies (they hold the live link). */
   cipher: Cipher
   log: FastifyBaseLogger
+  audit: Audit
   /** Called after a mail was committed to the outbox. */
   onMailQueued: () => void
   /** Log confirmation links (only when mail goes to .eml files, for local development). */
@@ -90,16 +92,24 @@ export function createUniversity(options: UniversityOptions): University {
   const ignored: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
 
   /** docs/decisions.md, "Tier 2 round trip": a refused callback changes nothing and is logged as a security event, secrets aside. */
-  function refuse(reason: string, input: CallbackInput): CallbackResult {
+  async function refuse(
+    reason: string,
+    input: CallbackInput,
+    userId: string | null = null,
+  ): Promise<CallbackResult> {
+    const state = input.state?.slice(0, 128)
     log.warn(
-      {
-        event: 'university-callback-refused',
-        reason,
-        state: input.state?.slice(0, 128),
-        ip: input.ip,
-      },
+      { event: 'university-callback-refused', reason, state, ip: input.ip },
       'university callback refused',
     )
+    await options.audit.record(db, {
+      type: 'university-refused',
+      origin: fromRequest(input.ip),
+      userId,
+      // The user the callback names (`state`), whoever sent it: the actor is the caller's address.
+      openId: userId === null ? (state ?? null) : null,
+      detail: { reason },
+    })
     return ignored
   }
 
@@ -193,7 +203,12 @@ export function createUniversity(options: UniversityOptions): University {
 
     if (input.result === 'denied' || input.code === undefined || input.code === '') {
       const won = await transitionAttempt(db, attempt.id, 'redirected', 'denied', now)
-      if (!won) return refuse('attempt already handled', input)
+      if (!won) return refuse('attempt already handled', input, attempt.user_id)
+      await options.audit.record(db, {
+        type: 'university-denied',
+        origin: fromRequest(input.ip),
+        userId: attempt.user_id,
+      })
       log.info(
         { event: 'university-link-denied', attemptId: attempt.id },
         'user denied authorization',
@@ -203,20 +218,26 @@ export function createUniversity(options: UniversityOptions): University {
 
     // Claim before the exchange: of two deliveries of one callback, only one proceeds.
     if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
-      return refuse('attempt already handled', input)
+      return refuse('attempt already handled', input, attempt.user_id)
     }
     const exchange = await client.exchangeCode(input.code, input.state)
     const doneAt = clock.now().getTime()
     if (!exchange.ok) {
       await transitionAttempt(db, attempt.id, 'exchanging', 'failed', doneAt)
+      await options.audit.record(db, {
+        type: 'university-failed',
+        origin: fromRequest(input.ip),
+        userId: attempt.user_id,
+        detail: { reason: exchange.reason.slice(0, 200) },
+      })
       log.warn(
         { event: 'university-link-failed', attemptId: attempt.id, reason: exchange.reason },
         'token exchange failed',
       )
       return { outcome: 'failed', boundToBrowser }
     }
-    const linked = await inTransaction(db, (trx) =>
-      linkUniversityAccount(
+    const linked = await inTransaction(db, async (trx) => {
+      const done = await linkUniversityAccount(
         trx,
         {
           attemptId: attempt.id,
@@ -224,9 +245,17 @@ export function createUniversity(options: UniversityOptions): University {
           encryptedToken: cipher.encrypt(exchange.token),
         },
         doneAt,
-      ),
-    )
-    if (!linked) return refuse('attempt ended during the token exchange', input)
+      )
+      if (done) {
+        await options.audit.record(trx, {
+          type: 'university-linked',
+          origin: fromRequest(input.ip),
+          userId: attempt.user_id,
+        })
+      }
+      return done
+    })
+    if (!linked) return refuse('attempt ended during the token exchange', input, attempt.user_id)
     log.info({ event: 'university-linked', attemptId: attempt.id }, 'university account linked')
     return { outcome: 'linked', boundToBrowser }
   }

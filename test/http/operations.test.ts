@@ -4,6 +4,7 @@ import { sql } from 'kysely'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createDb } from '../../src/db/database.js'
+import { cipherFor } from '../../src/secrets-at-rest.js'
 import { TestClock } from '../helpers/clock.js'
 import { call, MEDIA_TYPE, startService, type RunningService } from '../helpers/service.js'
 import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
@@ -122,7 +123,12 @@ describe('readiness with the database unreachable', () => {
       DATABASE_URL: 'postgres://campusgate@127.0.0.1:1/nowhere',
     })
     const db = createDb(config.databaseUrl, { poolSize: 1 })
-    const { app } = await buildApp({ config, db, clock: new TestClock() })
+    const { app } = await buildApp({
+      config,
+      db,
+      clock: new TestClock(),
+      cipher: cipherFor(config).cipher,
+    })
     const url = await app.listen({ port: 0, host: '127.0.0.1' })
     try {
       const ready = await call(`${url}/readyz`)
