@@ -1,4 +1,3 @@
-import pretty from 'pino-pretty'
 import { buildApp } from '../app.js'
 import { systemClock } from '../clock.js'
 import { createDb } from '../db/database.js'
@@ -17,8 +16,13 @@ export const serve: Command = {
     const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
     await migrateToLatest(db)
     // A person at a terminal reads lines, a log collector reads JSON.
+    // Loaded only for a terminal: a service under a supervisor starts without it.
     const logStream = io.interactive
-      ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' })
+      ? (await import('pino-pretty')).default({
+          colorize: true,
+          translateTime: 'SYS:HH:MM:ss',
+          ignore: 'pid,hostname',
+        })
       : undefined
     const { cipher, createdKeyFile } = cipherFor(config)
     const { app } = await buildApp({
