@@ -13,6 +13,14 @@ import { createMailTransport, type MailTransport } from './mail/transport.js'
 import { createMailWorker, type MailWorker } from './mail/worker.js'
 import { createPruner, type Pruner } from './maintenance/pruner.js'
 import { createMessengerClient } from './messenger/client.js'
+import { apiDocs } from './operations/docs.js'
+import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js'
+import { operationsRoutes } from './operations/routes.js'
+import { outboxStats } from './mail/outbox.js'
+import { pendingMigrations } from './db/migrate.js'
+import { createAudit } from './audit/audit.js'
+import { securityConfigurationEvents } from './audit/configuration.js'
+import { stringOrUndefined } from './lib/coerce.js'
 import { sandboxRoutes } from './sandbox/routes.js'
 import { sessionRoutes } from './sessions/routes.js'
 import { createSessions, type Sessions } from './sessions/service.js'
@@ -42,6 +50,7 @@ export interface Campusgate {
   sessions: Sessions
   mailWorker: MailWorker
   pruner: Pruner
+  metrics: Metrics
 }
 
 /**
@@ -76,6 +85,16 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     ...protocolEdgeOptions(config.requestTimeoutMs),
   })
 
+  const metrics = createMetrics({
+    version: VERSION,
+    clock,
+    outboxStats: () => outboxStats(db.kysely),
+  })
+  const audit = createAudit({
+    clock,
+    onRecorded: (event) => metrics.auditEvent(event.type, stringOrUndefined(event.detail?.reason)),
+  })
+  const outbound = deps.fetch ?? fetch
   const mailTransport =
     deps.mailTransport ??
     createMailTransport({
@@ -92,8 +111,12 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     ttlMs: config.sessionTtlMs,
     touchIntervalMs: config.sessionTouchIntervalMs,
     linkMaxAgeMs: config.university.linkMaxAgeMs,
+    audit,
   })
-  const messenger = createMessengerClient({ ...config.messenger, fetch: deps.fetch })
+  const messenger = createMessengerClient({
+    ...config.messenger,
+    fetch: timedFetch(outbound, 'messenger', metrics),
+  })
   const mailWorker = createMailWorker({
     db: db.kysely,
     dialect: db.dialect,
@@ -101,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     transport: mailTransport,
     cipher: deps.cipher,
     log: app.log.child({ component: 'mail-worker' }),
+    onDelivery: (outcome) => metrics.mailDelivery(outcome),
   })
   const pruner = createPruner({
     db: db.kysely,
@@ -108,11 +132,15 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     sessions,
     discardMail,
     log: app.log.child({ component: 'pruner' }),
+    auditRetentionMs: config.auditRetentionMs,
   })
   const university = createUniversity({
     db: db.kysely,
     clock,
-    client: createUniversityClient({ ...config.university, fetch: deps.fetch }),
+    client: createUniversityClient({
+      ...config.university,
+      fetch: timedFetch(outbound, 'university', metrics),
+    }),
     oidc:
       config.university.protocol === 'oidc' && config.university.issuer !== null
         ? createOidcClient({
@@ -122,12 +150,13 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
             // An http: issuer (a development provider, the sandbox) never in production.
             allowInsecureRequests: config.university.issuer.startsWith('http:'),
             clock,
-            fetch: deps.fetch,
+            fetch: timedFetch(outbound, 'university', metrics),
           })
         : null,
     mailLimits: config.mailLimits,
     cipher: deps.cipher,
     log: app.log.child({ component: 'university' }),
+    audit,
     onMailQueued: () => mailWorker.kick(),
     logLinks: config.smtpUrl === null,
     publicBaseUrl: config.publicBaseUrl,
@@ -135,6 +164,12 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     registrationCodeTtlMs: config.registrationCodeTtlMs,
   })
   app.addHook('onReady', async () => {
+    // Best effort: a database that is down now must not keep the service (and /readyz) from starting.
+    for (const event of securityConfigurationEvents(config)) {
+      await audit.record(db.kysely, event).catch((error: unknown) => {
+        app.log.warn({ err: error, setting: event.detail?.setting }, 'audit event not recorded')
+      })
+    }
     mailWorker.start()
     pruner.start()
   })
@@ -147,11 +182,39 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     app.log.warn({ err: error }, 'database connection lost; the pool reconnects on demand'),
   )
   registerErrorHandling(app)
-  await app.register(openapi, { version: VERSION })
+  await app.register(openapi, {
+    version: VERSION,
+    publicBaseUrl: config.publicBaseUrl,
+    metricsToken: config.metricsToken !== null,
+  })
   // First of the hooks: a request without a session key is counted before anything else; the tier
   // guard counts the others against their session (valid key) or address (see rate-limit.ts).
-  await app.register(rateLimits, { limits: config.rateLimit, redisUrl: config.redisUrl })
+  await app.register(rateLimits, {
+    limits: config.rateLimit,
+    redisUrl: config.redisUrl,
+    onRefused: (limit) => metrics.rateLimitRefusal(limit),
+  })
   await app.register(mediaType)
+  app.addHook('onResponse', async (request, reply) => {
+    const { routeOptions } = request
+    metrics.observeRequest(
+      routeOptions.config,
+      request.method,
+      routeOptions.url,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    )
+  })
+
+  operationsRoutes(app, {
+    metrics,
+    metricsToken: config.metricsToken,
+    logLevel: config.logLevel,
+    async checkReady() {
+      const pending = await pendingMigrations(db)
+      if (pending.length > 0) throw new Error(`schema behind: ${pending.join(', ')} not applied`)
+    },
+  })
 
   await app.register(tierGuard, { sessions })
 
@@ -175,6 +238,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   }
 
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
+  await app.register(apiDocs)
 
-  return { app, sessions, mailWorker, pruner }
+  return { app, sessions, mailWorker, pruner, metrics }
 }

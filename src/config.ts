@@ -79,6 +79,10 @@ export interface Config {
   readonly rateLimit: RateLimitConfig
   /** How long a request (headers and body) may take to arrive: `REQUEST_TIMEOUT`. */
   readonly requestTimeoutMs: number
+  /** Bearer token /metrics requires; open when null. */
+  readonly metricsToken: string | null
+  /** How long audit events are kept (AUDIT_RETENTION). */
+  readonly auditRetentionMs: number
 }
 
 /** Thrown for a bad environment; its message is the one line start-up prints. */
@@ -289,6 +293,14 @@ function databaseUrl(env: Env): string {
   return fail('DATABASE_URL', 'must be sqlite:PATH or postgres://…')
 }
 
+/** A guessable token would open the metrics to anyone; a long one is no credential of ours. */
+function metricsToken(env: Env): string | null {
+  const raw = read(env, 'METRICS_TOKEN')
+  if (raw === undefined) return null
+  if (raw.length < 16 || raw.length > 256) fail('METRICS_TOKEN', 'must be 16 to 256 characters')
+  return raw
+}
+
 /**
  * Reads the whole configuration from the environment. `main.ts` is the only caller that passes
  * `process.env`; tests pass plain objects.
@@ -460,5 +472,7 @@ export function loadConfig(env: Env): Config {
       perSessionMax: integer(env, 'RATE_LIMIT_PER_SESSION', 600, 0, MAX_RATE_LIMIT),
     }),
     requestTimeoutMs: duration(env, 'REQUEST_TIMEOUT', '30s', '10m'),
+    metricsToken: metricsToken(env),
+    auditRetentionMs: duration(env, 'AUDIT_RETENTION', '90d', '3650d'),
   })
 }

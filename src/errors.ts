@@ -44,6 +44,8 @@ export const ERRORS = {
     status: 502,
     code: '@bad-gateway/university-provider-unavailable',
   },
+  invalidMetricsToken: { status: 401, code: '@unauthorized/invalid-metrics-token' },
+  notReady: { status: 503, code: '@service-unavailable/not-ready' },
 } as const satisfies Record<string, { status: number; code: string }>
 
 export type ErrorName = keyof typeof ERRORS

@@ -31,28 +31,37 @@ import {
  * one user therefore queue on that row instead of deadlocking on PostgreSQL.
  */
 
-/** Tier 1: creates or refreshes the user and installs its one live session (ending any older one). */
+/**
+ * Tier 1: creates or refreshes the user and installs its one live session (ending any older one).
+ * `created` tells a new user from a returning one (whose key this rotates).
+ */
 export async function registerUser(
   trx: Queryable,
   user: { id: string; openId: string; unionId: string | null; messengerSessionKey: string },
   session: { id: string; keyHash: string; expiresAt: number },
   now: number,
-): Promise<void> {
+): Promise<{ userId: string; created: boolean }> {
   const { id: userId } = await upsertUser(trx, user, now)
   await replaceSession(trx, { ...session, userId }, now)
+  return { userId, created: userId === user.id }
 }
 
 /**
  * Logout and expiry: the session goes, the user's messenger session key and university token are
- * nullified, and every pending confirmation link dies. `false` when the session was already gone.
+ * nullified, and every pending confirmation link dies. The session's user, or `null` when the
+ * session was already gone.
  */
-export async function endSession(trx: Queryable, sessionId: string, now: number): Promise<boolean> {
-  if ((await lockUserOfSession(trx, sessionId)) === null) return false
+export async function endSession(
+  trx: Queryable,
+  sessionId: string,
+  now: number,
+): Promise<string | null> {
+  if ((await lockUserOfSession(trx, sessionId)) === null) return null
   const userId = await deleteSession(trx, sessionId)
-  if (userId === null) return false
+  if (userId === null) return null
   await nullifyCredentials(trx, userId, now)
   await retirePendingRegistration(trx, userId, now)
-  return true
+  return userId
 }
 
 /**

@@ -5,6 +5,7 @@ import * as m0002 from './migrations/0002_job_leases.js'
 import * as m0003 from './migrations/0003_mail_owner.js'
 import * as m0004 from './migrations/0004_secrets_at_rest.js'
 import * as m0005 from './migrations/0005_oidc_university_identity.js'
+import * as m0006 from './migrations/0006_ops_audit_events.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003_mail_owner': m0003,
   '0004_secrets_at_rest': m0004,
   '0005_oidc_university_identity': m0005,
+  '0006_ops_audit_events': m0006,
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }
@@ -29,4 +31,16 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   if (error !== undefined)
     throw error instanceof Error ? error : new Error('migration failed', { cause: error })
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/** The migrations this build knows that the database has not applied (empty: schema is current). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider,
+    ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
+  })
+  // Reads only: a missing migration table counts every migration as pending.
+  const migrations = await migrator.getMigrations()
+  return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name)
 }

@@ -88,6 +88,21 @@ export interface JobLeaseTable {
   expires_at: number
 }
 
+export interface AuditEventTable {
+  id: string
+  at: number
+  type: string
+  /** Who acted: `api` (a request), `cli:<os user>`, `system` (expiry, start-up) or `provider`. */
+  actor: string
+  /** Not a foreign key: the trail outlives an erased user until AUDIT_RETENTION. */
+  user_id: string | null
+  open_id: string | null
+  /** The client address (after TRUST_PROXY) when a request caused it. */
+  ip: string | null
+  /** A small JSON object of non-secret facts (a refusal's reason). */
+  detail: string | null
+}
+
 export interface Database {
   users: UserTable
   sessions: SessionTable
@@ -95,6 +110,7 @@ export interface Database {
   university_attempts: UniversityAttemptTable
   mail_outbox: MailOutboxTable
   job_leases: JobLeaseTable
+  audit_events: AuditEventTable
 }
 
 export type UserRow = Selectable<UserTable>
@@ -102,6 +118,7 @@ export type SessionRow = Selectable<SessionTable>
 export type RegistrationCodeRow = Selectable<RegistrationCodeTable>
 export type UniversityAttemptRow = Selectable<UniversityAttemptTable>
 export type MailOutboxRow = Selectable<MailOutboxTable>
+export type AuditEventRow = Selectable<AuditEventTable>
 
 /** What a store function runs its SQL on: the database, or the caller's transaction. */
 export type Queryable = Kysely<Database>

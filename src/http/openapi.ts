@@ -7,7 +7,10 @@ import { errorResponse } from './schemas.js'
  * Builds the OpenAPI 3.1 document from the route schemas; register before any route.
  */
 export const openapi = fp(
-  async function openapiPlugin(app: FastifyInstance, options: { version: string }) {
+  async function openapiPlugin(
+    app: FastifyInstance,
+    options: { version: string; publicBaseUrl: string; metricsToken: boolean },
+  ) {
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
@@ -15,7 +18,9 @@ export const openapi = fp(
           title: 'campusgate',
           version: options.version,
           description: 'Registration and sessions for a university community mini-program.',
+          license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
+        servers: [{ url: options.publicBaseUrl }],
         components: {
           // Answered for any method and path that no operation has.
           responses: { unknownEndpoint: errorResponse('unknownEndpoint') },
@@ -26,6 +31,16 @@ export const openapi = fp(
               name: 'Authorization',
               description: 'The raw session key, or `Bearer <key>`.',
             },
+            // Declared only where /metrics uses it, so no scheme goes unused.
+            ...(options.metricsToken
+              ? {
+                  metricsToken: {
+                    type: 'http',
+                    scheme: 'bearer',
+                    description: 'The METRICS_TOKEN the operator set.',
+                  },
+                }
+              : {}),
           },
         },
       },

@@ -26,6 +26,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route answers as usual when over a limit, with `overRateLimit` set (the callback). */
     answersWhenRateLimited?: boolean
+    /** Probes and scrapes (/healthz, /readyz, /metrics) are not counted per address. */
+    exemptFromAddressLimit?: boolean
   }
 }
 
@@ -33,6 +35,8 @@ export interface RateLimitOptions {
   limits: RateLimitConfig
   /** Counters shared by all instances in this Redis; in-memory counters when null. */
   redisUrl: string | null
+  /** Told of every request a limit refuses, for the metrics. */
+  onRefused?: (limit: 'address' | 'registration' | 'session') => void
 }
 
 /**
@@ -111,7 +115,10 @@ type Limiter = (request: FastifyRequest) => Promise<void>
  * key no guard checks (an unguarded route) is counted against its address after routing.
  */
 export const rateLimits = fp(
-  async function rateLimitsPlugin(app: FastifyInstance, { limits, redisUrl }: RateLimitOptions) {
+  async function rateLimitsPlugin(
+    app: FastifyInstance,
+    { limits, redisUrl, onRefused }: RateLimitOptions,
+  ) {
     const redis = redisUrl === null ? null : connectRedis(redisUrl, app)
     await app.register(rateLimit, {
       global: false,
@@ -124,7 +131,11 @@ export const rateLimits = fp(
     })
 
     /** A limiter of `max` per window on counters named `prefix:…`; none when `max` is 0. */
-    function limiter(max: number, prefix: string, key: (request: FastifyRequest) => string) {
+    function limiter(
+      max: number,
+      prefix: 'address' | 'sensitive' | 'session',
+      key: (request: FastifyRequest) => string,
+    ) {
       if (max === 0) return async () => undefined
       // Its own key prefix, so limits never share a counter, in memory or in Redis.
       const count = app.createRateLimit({
@@ -135,6 +146,7 @@ export const rateLimits = fp(
       return async (request: FastifyRequest) => {
         const result = await count(request)
         if (result.isAllowed || !result.isExceeded) return
+        onRefused?.(prefix === 'sensitive' ? 'registration' : prefix)
         if (request.routeOptions.config.answersWhenRateLimited === true) {
           request.overRateLimit = true
           return
@@ -156,14 +168,16 @@ export const rateLimits = fp(
 
     app.decorateRequest('overRateLimit', false)
 
+    const exempt = (request: FastifyRequest): boolean =>
+      request.routeOptions.config.exemptFromAddressLimit === true
     app.addHook('onRequest', async (request) => {
-      if (request.headers.authorization !== undefined) return
+      if (request.headers.authorization !== undefined || exempt(request)) return
       counted.add(request)
       await countAddress(request)
     })
     // Routing and route hooks are done: a key no guard checked counts against the address.
     app.addHook('preParsing', async (request) => {
-      if (counted.has(request)) return
+      if (counted.has(request) || exempt(request)) return
       counted.add(request)
       await countAddress(request)
     })

@@ -181,3 +181,87 @@ export async function countMailSince(
     oldestAt: row.oldest_at === null ? null : Number(row.oldest_at),
   }
 }
+
+/** How many mails wait for delivery, and since when the oldest has (for the metrics). */
+export async function outboxStats(
+  db: Queryable,
+): Promise<{ queued: number; oldestQueuedAt: number | null }> {
+  const row = await db
+    .selectFrom('mail_outbox')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('queued'),
+      eb.fn.min('created_at').as('oldest'),
+    ])
+    .where('sent_at', 'is', null)
+    .where('abandoned_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return {
+    queued: Number(row.queued),
+    oldestQueuedAt: row.oldest === null ? null : Number(row.oldest),
+  }
+}
+
+export type MailState = 'queued' | 'sent' | 'abandoned'
+
+/** Mail rows for the operator, newest first; the bodies (live links) are never read. */
+export async function listMail(
+  db: Queryable,
+  options: { includeFinished: boolean; limit: number; userId?: string },
+): Promise<
+  {
+    id: string
+    recipient: string
+    state: MailState
+    createdAt: number
+    attempts: number
+    nextAttemptAt: number
+    lastError: string | null
+  }[]
+> {
+  let query = db
+    .selectFrom('mail_outbox')
+    .select([
+      'id',
+      'recipient',
+      'created_at',
+      'attempts',
+      'next_attempt_at',
+      'sent_at',
+      'abandoned_at',
+      'last_error',
+    ])
+    .orderBy('created_at', 'desc')
+    .limit(options.limit)
+  if (!options.includeFinished)
+    query = query.where('sent_at', 'is', null).where('abandoned_at', 'is', null)
+  if (options.userId !== undefined) query = query.where('user_id', '=', options.userId)
+  const rows = await query.execute()
+  return rows.map((row) => ({
+    id: row.id,
+    recipient: row.recipient,
+    state: row.sent_at !== null ? 'sent' : row.abandoned_at !== null ? 'abandoned' : 'queued',
+    createdAt: row.created_at,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+  }))
+}
+
+/**
+ * Makes queued mail (one, or all) due now, ending its backoff; the worker of any running instance
+ * delivers it on its next round. Returns how many mails were made due.
+ */
+export async function retryQueuedMail(
+  db: Queryable,
+  now: number,
+  mailId: string | null,
+): Promise<number> {
+  let query = db
+    .updateTable('mail_outbox')
+    .set({ next_attempt_at: now })
+    .where('sent_at', 'is', null)
+    .where('abandoned_at', 'is', null)
+  if (mailId !== null) query = query.where('id', '=', mailId)
+  const result = await query.executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}

@@ -21,6 +21,8 @@ export interface MailWorkerOptions {
   /** Opens the sealed bodies (see sealed.ts). */
   cipher: Cipher
   log: FastifyBaseLogger
+  /** Told how each delivery attempt ended, for the metrics. */
+  onDelivery?: (outcome: 'sent' | 'failed' | 'abandoned') => void
   pollIntervalMs?: number
   /** How long a claimed mail stays invisible to other workers. */
   lockMs?: number
@@ -47,6 +49,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
         { mailId: row.id, attempts: row.attempts - 1 },
         'mail abandoned: its link expired before delivery',
       )
+      options.onDelivery?.('abandoned')
       return false
     }
     let mail: Mail
@@ -73,10 +76,12 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
         { mailId: row.id, attempt: row.attempts, retryAt: new Date(retryAt), reason },
         'mail delivery failed',
       )
+      options.onDelivery?.('failed')
       return false
     }
     await markMailSent(db, row.id, clock.now().getTime())
     log.info({ mailId: row.id, attempt: row.attempts }, 'mail sent')
+    options.onDelivery?.('sent')
     return true
   }
 

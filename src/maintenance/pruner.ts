@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import { pruneAuditEvents } from '../audit/store.js'
 import type { Clock } from '../clock.js'
 import { tryAcquireLease } from '../db/leases.js'
 import type { Database } from '../db/schema.js'
@@ -13,6 +14,7 @@ export interface PruneCounts {
   sessions: number
   codesAndAttempts: number
   mails: number
+  auditEvents: number
 }
 
 /** `runOnce` prunes if this instance holds the pruning lease, and returns `null` when another does. */
@@ -28,13 +30,17 @@ export interface PrunerOptions {
   intervalMs?: number
   /** How long delivered or abandoned mail rows (bodies already wiped) are kept for inspection. */
   mailRetentionMs?: number
+  /** How long audit events are kept (AUDIT_RETENTION, default 90 days). */
+  auditRetentionMs?: number
+  /** Told after each batch of expired sessions, for a progress line. */
+  onProgress?: (counts: Partial<PruneCounts>) => void
 }
 
 const BATCH = 500
 
 /**
  * Ends expired sessions the way logout does (even if their key is never presented again) and
- * deletes codes, attempts and mail rows that can no longer matter.
+ * deletes codes, attempts, mail rows and audit events that can no longer matter.
  */
 export function createPruner(options: PrunerOptions): Pruner {
   const { db, clock, sessions, log } = options
@@ -54,15 +60,19 @@ export function createPruner(options: PrunerOptions): Pruner {
     for (;;) {
       const batch = await sessions.endExpired(BATCH)
       ended += batch
+      options.onProgress?.({ sessions: ended })
       if (batch < BATCH) break
     }
     const now = clock.now().getTime()
     const codesAndAttempts = await deleteExpiredCodesAndAttempts(db, now)
     const mailIds = await deleteFinishedMail(db, now - mailRetentionMs)
     await options.discardMail(mailIds)
-    const counts = { sessions: ended, codesAndAttempts, mails: mailIds.length }
-    if (counts.sessions + counts.codesAndAttempts + counts.mails > 0)
-      log.info({ pruned: counts }, 'pruned')
+    const auditEvents = await pruneAuditEvents(
+      db,
+      now - (options.auditRetentionMs ?? 90 * 86_400_000),
+    )
+    const counts = { sessions: ended, codesAndAttempts, mails: mailIds.length, auditEvents }
+    if (Object.values(counts).some((count) => count > 0)) log.info({ pruned: counts }, 'pruned')
     return counts
   }
 

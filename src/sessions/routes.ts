@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { fromRequest } from '../audit/audit.js'
 import { errorResponses, jsonResponse, EMPTY_OBJECT } from '../http/schemas.js'
 import type { MessengerClient } from '../messenger/client.js'
 import type { Sessions } from './service.js'
@@ -19,7 +20,10 @@ export function sessionRoutes(
     {
       onRequest: app.limitSensitive,
       schema: {
+        operationId: 'registerMessenger',
         summary: 'Tier 1: register with a messenger login code',
+        // No session key: the route is open to anyone.
+        security: [],
         tags: ['registration'],
         body: {
           type: 'object',
@@ -49,7 +53,7 @@ export function sessionRoutes(
     async (request) => {
       const { appId, appSecret, code } = request.body
       const identity = await messenger.code2session(appId, appSecret, code)
-      const { sessionKey, expiresAt } = await sessions.register(identity)
+      const { sessionKey, expiresAt } = await sessions.register(identity, fromRequest(request.ip))
       return { sessionKey, expiresAt: expiresAt.toISOString() }
     },
   )
@@ -59,18 +63,26 @@ export function sessionRoutes(
     {
       onRequest: app.requireTier('messenger-registered'),
       schema: {
+        operationId: 'logout',
         summary: 'End the session; the user data stays',
         tags: ['sessions'],
         security: [{ sessionKey: [] }],
         response: {
           200: jsonResponse('Session ended.', EMPTY_OBJECT),
-          ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
+          // A body is not expected, but one that is sent is still parsed.
+          ...errorResponses(
+            'malformedJson',
+            'bodyTooLarge',
+            'jsonRequired',
+            'missingAuthorizationHeader',
+            'invalidSessionKey',
+          ),
         },
       },
     },
     async (request) => {
       // A logout racing this one may end the session first; either way it is ended.
-      await sessions.logout(request.session!.id)
+      await sessions.logout(request.session!.id, fromRequest(request.ip))
       return {}
     },
   )
@@ -80,17 +92,26 @@ export function sessionRoutes(
     {
       onRequest: [app.limitSensitive, app.requireTier('messenger-registered')],
       schema: {
+        operationId: 'eraseUser',
         summary: 'Erase the user: the session ends and campusgate forgets the user',
         tags: ['sessions'],
         security: [{ sessionKey: [] }],
         response: {
           200: jsonResponse('Erased.', EMPTY_OBJECT),
-          ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
+          // A body is not expected, but one that is sent is still parsed.
+          ...errorResponses(
+            'malformedJson',
+            'bodyTooLarge',
+            'jsonRequired',
+            'missingAuthorizationHeader',
+            'invalidSessionKey',
+          ),
         },
       },
     },
     async (request) => {
-      await sessions.eraseUser(request.session!.userId)
+      const { userId, openId } = request.session!
+      await sessions.eraseUser({ userId, openId }, fromRequest(request.ip))
       return {}
     },
   )
@@ -100,6 +121,7 @@ export function sessionRoutes(
     {
       onRequest: app.requireTier('messenger-registered'),
       schema: {
+        operationId: 'getSession',
         summary: 'Who a session key belongs to',
         tags: ['sessions'],
         security: [{ sessionKey: [] }],

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { SYSTEM, type Audit, type Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import type { Database } from '../db/schema.js'
@@ -56,15 +57,18 @@ export interface MessengerIdentity {
 
 export interface Sessions {
   /** Registers (or re-registers) a user and returns the new session key: the old one is ended. */
-  register(identity: MessengerIdentity): Promise<{ sessionKey: string; expiresAt: Date }>
+  register(
+    identity: MessengerIdentity,
+    origin: Origin,
+  ): Promise<{ sessionKey: string; expiresAt: Date }>
   /** The session behind a key, extending its validity; `null` if unknown, ended or expired. */
   validate(sessionKey: string): Promise<Session | null>
   /** Ends a session (found by `validate`); `false` if something else ended it first. */
-  logout(sessionId: string): Promise<boolean>
+  logout(sessionId: string, origin: Origin): Promise<boolean>
   /** Ends up to `limit` expired sessions exactly as logout would; returns how many. */
   endExpired(limit: number): Promise<number>
   /** Erases the user: the session ends and every row campusgate holds for the user is deleted. */
-  eraseUser(userId: string): Promise<void>
+  eraseUser(user: { userId: string; openId: string }, origin: Origin): Promise<void>
 }
 
 export interface SessionsOptions {
@@ -78,29 +82,30 @@ export interface SessionsOptions {
   touchIntervalMs: number
   /** UNIVERSITY_LINK_MAX_AGE: an older university link no longer counts; null: links never lapse. */
   linkMaxAgeMs?: number | null
+  audit: Audit
 }
 
-export function createSessions({
-  db,
-  clock,
-  cipher,
-  discardMail,
-  ttlMs,
-  touchIntervalMs,
-  linkMaxAgeMs = null,
-}: SessionsOptions): Sessions {
-  function end(sessionId: string): Promise<boolean> {
+export function createSessions(options: SessionsOptions): Sessions {
+  const { db, clock, cipher, discardMail, ttlMs, touchIntervalMs, audit } = options
+  const linkMaxAgeMs = options.linkMaxAgeMs ?? null
+
+  function end(sessionId: string, origin: Origin, type: 'logout' | 'expiry'): Promise<boolean> {
     const now = clock.now().getTime()
-    return inTransaction(db, (trx) => endSession(trx, sessionId, now))
+    return inTransaction(db, async (trx) => {
+      const userId = await endSession(trx, sessionId, now)
+      if (userId === null) return false
+      await audit.record(trx, { type, origin, userId })
+      return true
+    })
   }
 
   return {
-    async register(identity) {
+    async register(identity, origin) {
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
       const expiresAt = now + ttlMs
-      await inTransaction(db, (trx) =>
-        registerUser(
+      await inTransaction(db, async (trx) => {
+        const { userId, created } = await registerUser(
           trx,
           {
             id: newId(),
@@ -110,8 +115,14 @@ export function createSessions({
           },
           { id: newId(), keyHash: hashSecret(sessionKey), expiresAt },
           now,
-        ),
-      )
+        )
+        await audit.record(trx, {
+          type: created ? 'registration' : 'rotation',
+          origin,
+          userId,
+          openId: identity.openId,
+        })
+      })
       return { sessionKey, expiresAt: new Date(expiresAt) }
     },
 
@@ -121,7 +132,7 @@ export function createSessions({
       if (record === null) return null
       const now = clock.now().getTime()
       if (record.expiresAt <= now) {
-        await end(record.id)
+        await end(record.id, SYSTEM, 'expiry')
         return null
       }
       let expiresAt = record.expiresAt
@@ -145,19 +156,24 @@ export function createSessions({
       }
     },
 
-    logout(sessionId) {
-      return end(sessionId)
+    logout(sessionId, origin) {
+      return end(sessionId, origin, 'logout')
     },
 
-    async eraseUser(userId) {
-      const mailIds = await inTransaction(db, (trx) => eraseUser(trx, userId))
+    async eraseUser({ userId, openId }, origin) {
+      const mailIds = await inTransaction(db, async (trx) => {
+        const ids = await eraseUser(trx, userId)
+        // The trail keeps who was erased (ids only, no profile) until AUDIT_RETENTION.
+        await audit.record(trx, { type: 'erasure', origin, userId, openId })
+        return ids
+      })
       await discardMail(mailIds)
     },
 
     async endExpired(limit) {
       const ids = await findExpiredSessionIds(db, clock.now().getTime(), limit)
       let ended = 0
-      for (const id of ids) if (await end(id)) ended += 1
+      for (const id of ids) if (await end(id, SYSTEM, 'expiry')) ended += 1
       return ended
     },
   }

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/schema.js'
+import type { Queryable, SessionRow } from '../db/schema.js'
 
 // The one store that writes the `sessions` table.
 
@@ -143,4 +143,14 @@ export async function findExpiredSessionIds(
     .limit(limit)
     .execute()
   return rows.map((row) => row.id)
+}
+
+/** The user's live session row, if any (one per user). */
+export async function findSessionOfUser(db: Queryable, userId: string): Promise<SessionRow | null> {
+  const row = await db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .executeTakeFirst()
+  return row ?? null
 }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { linkUniversityAccount } from '../accounts/lifecycle.js'
+import { fromRequest, type Audit } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { IdentityBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
@@ -19,6 +20,7 @@ export interface CallbackStepsOptions {
   linkMaxAgeMs: number | null
   /** Encrypts the provider's token: the app's features may call the university with it later. */
   cipher: Cipher
+  audit: Audit
 }
 
 /** The value of `users.university_binding`: one identity is the pair of issuer and subject. */
@@ -32,22 +34,44 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
   const ignored: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
 
   /** docs/decisions.md, "Tier 2 round trip": a refused callback changes nothing and is logged as a security event, secrets aside. */
-  function refuse(reason: string, input: CallbackInput): CallbackResult {
+  async function refuse(
+    reason: string,
+    input: CallbackInput,
+    userId: string | null = null,
+  ): Promise<CallbackResult> {
+    const state = input.state?.slice(0, 128)
     log.warn(
-      {
-        event: 'university-callback-refused',
-        reason,
-        state: input.state?.slice(0, 128),
-        ip: input.ip,
-      },
+      { event: 'university-callback-refused', reason, state, ip: input.ip },
       'university callback refused',
     )
+    await options.audit.record(db, {
+      type: 'university-refused',
+      origin: fromRequest(input.ip),
+      userId,
+      // The user the callback names (`state`), whoever sent it: the actor is the caller's address.
+      openId: userId === null ? (state ?? null) : null,
+      detail: { reason },
+    })
     return ignored
   }
 
-  async function fail(attemptId: string, reason: string, boundToBrowser: boolean) {
-    await transitionAttempt(db, attemptId, 'exchanging', 'failed', clock.now().getTime())
-    log.warn({ event: 'university-link-failed', attemptId, reason }, 'university link failed')
+  async function fail(
+    attempt: { id: string; user_id: string },
+    reason: string,
+    boundToBrowser: boolean,
+    input: CallbackInput,
+  ) {
+    await transitionAttempt(db, attempt.id, 'exchanging', 'failed', clock.now().getTime())
+    await options.audit.record(db, {
+      type: 'university-failed',
+      origin: fromRequest(input.ip),
+      userId: attempt.user_id,
+      detail: { reason: reason.slice(0, 200) },
+    })
+    log.warn(
+      { event: 'university-link-failed', attemptId: attempt.id, reason },
+      'university link failed',
+    )
     return { outcome: 'failed', boundToBrowser } as const
   }
 
@@ -61,8 +85,8 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
   ): Promise<CallbackResult> {
     const doneAt = clock.now().getTime()
     const exclusive = options.identityBinding === 'exclusive' && identity !== null
-    const linked = await inTransaction(db, (trx) =>
-      linkUniversityAccount(
+    const linked = await inTransaction(db, async (trx) => {
+      const done = await linkUniversityAccount(
         trx,
         {
           attemptId: attempt.id,
@@ -73,8 +97,16 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
           lapsedBefore: options.linkMaxAgeMs === null ? null : doneAt - options.linkMaxAgeMs,
         },
         doneAt,
-      ),
-    )
+      )
+      if (done.result === 'linked') {
+        await options.audit.record(trx, {
+          type: 'university-linked',
+          origin: fromRequest(input.ip),
+          userId: attempt.user_id,
+        })
+      }
+      return done
+    })
     const account =
       identity === null
         ? undefined
@@ -82,8 +114,11 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
             ...(identity.name === undefined ? {} : { name: identity.name }),
             ...(identity.email === undefined ? {} : { email: identity.email }),
           }
-    if (linked.result === 'ended') return refuse('attempt ended during the token exchange', input)
+    if (linked.result === 'ended') {
+      return refuse('attempt ended during the token exchange', input, attempt.user_id)
+    }
     if (linked.result === 'taken') {
+      await refuse('university account already linked to another account', input, attempt.user_id)
       log.warn(
         {
           event: 'university-identity-taken',
@@ -124,7 +159,12 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
         denied ? 'denied' : 'failed',
         now,
       )
-      if (!won) return refuse('attempt already handled', input)
+      if (!won) return refuse('attempt already handled', input, attempt.user_id)
+      await options.audit.record(db, {
+        type: denied ? 'university-denied' : 'university-failed',
+        origin: fromRequest(input.ip),
+        userId: attempt.user_id,
+      })
       log.info(
         {
           event: denied ? 'university-link-denied' : 'university-link-failed',
@@ -143,7 +183,7 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
       { ...attemptSecrets(cookie), state },
     )
     if (outcome.kind !== 'linked')
-      return fail(attempt.id, outcome.kind === 'denied' ? 'denied' : outcome.reason, true)
+      return fail(attempt, outcome.kind === 'denied' ? 'denied' : outcome.reason, true, input)
     return finish(attempt, outcome.tokens.accessToken, outcome.identity, input, true)
   }
 

@@ -51,6 +51,7 @@ export async function universityRoutes(
       onRequest: [app.limitSensitive, app.requireTier('messenger-registered')],
       config: { invalidFieldErrors: { '/email': 'invalidEmail' } },
       schema: {
+        operationId: 'registerUniversity',
         summary: 'Tier 2, step 1: email a confirmation link',
         tags: ['registration'],
         security: [{ sessionKey: [] }],
@@ -86,7 +87,10 @@ export async function universityRoutes(
       // Every answer of the link (301, 400, 401, 429) is kept out of caches.
       onRequest: [noCache, app.limitSensitive],
       schema: {
+        operationId: 'authorizeUniversity',
         summary: 'Tier 2, step 2: the emailed link; redirects to the identity provider',
+        // No session key: the route is open to anyone.
+        security: [],
         tags: ['registration'],
         querystring: {
           type: 'object',
@@ -137,7 +141,10 @@ export async function universityRoutes(
     {
       onRequest: app.limitSensitive,
       schema: {
+        operationId: 'universityCallback',
         summary: 'Tier 2, step 3: called by the identity provider only; always 200',
+        // No session key: the route is open to anyone.
+        security: [],
         tags: ['registration'],
         querystring: {
           type: 'object',

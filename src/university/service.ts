@@ -1,6 +1,7 @@
 import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import { fromRequest, type Audit } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import { sealMail } from '../mail/sealed.js'
@@ -72,6 +73,7 @@ export interface UniversityOptions {
   /** Encrypts the provider's token and the queued mail's bodies (they hold the live link). */
   cipher: Cipher
   log: FastifyBaseLogger
+  audit: Audit
   /** Called after a mail was committed to the outbox. */
   onMailQueued: () => void
   /** Log confirmation links (only when mail goes to .eml files, for local development). */
@@ -228,7 +230,12 @@ export function createUniversity(options: UniversityOptions): University {
 
     if (denial || input.code === undefined) {
       const won = await transitionAttempt(db, attempt.id, 'redirected', 'denied', now)
-      if (!won) return refuse('attempt already handled', input)
+      if (!won) return refuse('attempt already handled', input, attempt.user_id)
+      await options.audit.record(db, {
+        type: 'university-denied',
+        origin: fromRequest(input.ip),
+        userId: attempt.user_id,
+      })
       log.info(
         { event: 'university-link-denied', attemptId: attempt.id },
         'user denied authorization',
@@ -238,13 +245,13 @@ export function createUniversity(options: UniversityOptions): University {
 
     // Claim before the exchange: of two deliveries of one callback, only one proceeds.
     if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
-      return refuse('attempt already handled', input)
+      return refuse('attempt already handled', input, attempt.user_id)
     }
     const exchange = await client.exchangeCode(input.code, input.state)
-    if (!exchange.ok) return fail(attempt.id, exchange.reason, boundToBrowser)
+    if (!exchange.ok) return fail(attempt, exchange.reason, boundToBrowser, input)
     // UNIVERSITY_USERINFO_URL names the member; without it the link records no identity.
     const user = await client.fetchUser(exchange.token)
-    if (user !== null && !user.ok) return fail(attempt.id, user.reason, boundToBrowser)
+    if (user !== null && !user.ok) return fail(attempt, user.reason, boundToBrowser, input)
     return finish(attempt, exchange.token, user?.identity ?? null, input, boundToBrowser)
   }
 }

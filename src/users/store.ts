@@ -187,3 +187,12 @@ export async function findUserIdByOpenId(db: Queryable, openId: string): Promise
     .executeTakeFirst()
   return row?.id ?? null
 }
+
+export async function findUserByOpenId(db: Queryable, openId: string): Promise<UserRow | null> {
+  const row = await db
+    .selectFrom('users')
+    .selectAll()
+    .where('open_id', '=', openId)
+    .executeTakeFirst()
+  return row ?? null
+}

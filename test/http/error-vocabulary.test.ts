@@ -299,6 +299,28 @@ describe('the error vocabulary', () => {
     }
   })
 
+  it('produces 401 invalid-metrics-token and 503 not-ready from the operations endpoints', async () => {
+    const guarded = await startService({ METRICS_TOKEN: 'metrics-token-0123456789abcdef' })
+    try {
+      const response = await call(`${guarded.url}/metrics`, {
+        headers: { authorization: 'Bearer wrong' },
+      })
+      assert.equal(response.status, 401)
+      assert.deepEqual(response.body, { error: '@unauthorized/invalid-metrics-token' })
+      produced.set('@unauthorized/invalid-metrics-token', 401)
+      answered.push({
+        method: 'GET',
+        path: '/metrics',
+        status: 401,
+        code: '@unauthorized/invalid-metrics-token',
+      })
+    } finally {
+      await guarded.close()
+    }
+    await stack.service.db.kysely.schema.dropTable('kysely_migration').execute()
+    await expectError('/readyz', {}, 503, '@service-unavailable/not-ready')
+  })
+
   it('produces 502 when the messenger platform cannot be reached', async () => {
     await stack.providers.close()
     await expectError(

@@ -69,6 +69,16 @@ describe('loadConfig', () => {
     assert.ok(Object.isFrozen(config))
   })
 
+  it('reads METRICS_TOKEN and AUDIT_RETENTION (open metrics, 90 days by default)', () => {
+    assert.equal(loadConfig({}).metricsToken, null)
+    assert.equal(loadConfig({}).auditRetentionMs, 90 * 86_400_000)
+    const config = loadConfig({ METRICS_TOKEN: 'x'.repeat(16), AUDIT_RETENTION: '365d' })
+    assert.equal(config.metricsToken, 'x'.repeat(16))
+    assert.equal(config.auditRetentionMs, 365 * 86_400_000)
+    assert.throws(() => loadConfig({ METRICS_TOKEN: 'short' }), /^Error: METRICS_TOKEN: /)
+    assert.throws(() => loadConfig({ AUDIT_RETENTION: 'forever' }), /^Error: AUDIT_RETENTION: /)
+  })
+
   it('caps the touch interval at a tenth of the session TTL', () => {
     assert.equal(
       loadConfig({ SESSION_TTL: '10s', SESSION_TOUCH_INTERVAL: '60s' }).sessionTouchIntervalMs,

@@ -1,0 +1,79 @@
+import type { Clock } from '../clock.js'
+import type { Queryable } from '../db/schema.js'
+import { newId } from '../lib/secrets.js'
+import { insertAuditEvent } from './store.js'
+
+/** What the trail records. */
+export type AuditEventType =
+  | 'registration'
+  | 'rotation'
+  | 'university-linked'
+  | 'university-denied'
+  | 'university-failed'
+  | 'university-refused'
+  | 'logout'
+  | 'expiry'
+  | 'erasure'
+  | 'security-configuration'
+
+/** Where a change came from: an API request (with its client address), the CLI, or the service itself. */
+export interface Origin {
+  actor: string
+  ip: string | null
+}
+
+export const SYSTEM: Origin = { actor: 'system', ip: null }
+
+/** An API request from `ip` (the address after TRUST_PROXY). */
+export function fromRequest(ip: string): Origin {
+  return { actor: 'api', ip }
+}
+
+export interface AuditEvent {
+  type: AuditEventType
+  origin: Origin
+  userId?: string | null
+  openId?: string | null
+  /** Non-secret facts only: a reason, a setting's name. Never a key, code, cookie or token. */
+  detail?: Record<string, string | number | boolean>
+}
+
+export interface Audit {
+  /** Records the event in `db` (pass the transaction of the change it describes). */
+  record(db: Queryable, event: AuditEvent): Promise<void>
+}
+
+/**
+ * The audit trail. Services call `record` where the change happens, inside its transaction, so
+ * an event exists exactly when its change does; `onRecorded` feeds the metrics.
+ */
+/**
+ * Event ids sort in the order this process recorded them, so events of the same millisecond keep
+ * their order (readers page by `at`, then `id`).
+ */
+let sequence = 0
+function eventId(): string {
+  sequence += 1
+  return `${sequence.toString(36).padStart(10, '0')}-${newId()}`
+}
+
+export function createAudit(options: {
+  clock: Clock
+  onRecorded?: (event: AuditEvent) => void
+}): Audit {
+  return {
+    async record(db, event) {
+      await insertAuditEvent(db, {
+        id: eventId(),
+        at: options.clock.now().getTime(),
+        type: event.type,
+        actor: event.origin.actor,
+        user_id: event.userId ?? null,
+        open_id: event.openId ?? null,
+        ip: event.origin.ip,
+        detail: event.detail === undefined ? null : JSON.stringify(event.detail),
+      })
+      options.onRecorded?.(event)
+    },
+  }
+}

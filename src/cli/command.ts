@@ -1,0 +1,98 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { ConfigError, loadConfig, type Config } from '../config.js'
+
+/** Exit codes of every command (README, docs/operations.md). */
+export const EXIT = {
+  ok: 0,
+  /** Something failed: the database, a bad configuration, an unexpected error. */
+  failure: 1,
+  /** The command line is wrong: unknown command or option, missing argument. */
+  usage: 2,
+  /** The user, session or mail named does not exist; nothing was changed. */
+  notFound: 3,
+} as const
+
+export type Env = Readonly<Record<string, string | undefined>>
+
+export interface Io {
+  out(text: string): void
+  err(text: string): void
+  /** Whether stdout is a terminal (progress lines and human-readable logs then). */
+  interactive: boolean
+}
+
+export type Options = NonNullable<ParseArgsConfig['options']>
+
+export interface CommandContext {
+  values: Record<string, string | boolean | undefined>
+  config: Config
+  env: Env
+  io: Io
+}
+
+export interface Command {
+  /** One or two words: `migrate`, `users erase`. */
+  name: string
+  summary: string
+  /** The lines after `Usage:` in `--help`. */
+  usage: string
+  options: Options
+  /** One line per option for `--help`. */
+  optionHelp?: Record<string, string>
+  /** The option names that must be given. */
+  required?: string[]
+  /** Resolves to the exit code; `serve` resolves only once the server listens, with null. */
+  run(context: CommandContext): Promise<number | null>
+}
+
+/** Thrown for a wrong command line: the message goes to stderr with exit code 2. */
+export class UsageError extends Error {}
+
+/** Thrown when the named thing does not exist: the message goes to stderr with exit code 3. */
+export class NotFoundError extends Error {}
+
+export function parse(
+  command: Command,
+  args: string[],
+): Record<string, string | boolean | undefined> {
+  let values: Record<string, string | boolean | undefined | (string | boolean)[]>
+  try {
+    ;({ values } = parseArgs({
+      args,
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: false,
+      strict: true,
+    }))
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  if (values.help === true) return { help: true }
+  for (const name of command.required ?? []) {
+    if (values[name] === undefined || values[name] === '') {
+      throw new UsageError(`--${name} is required`)
+    }
+  }
+  return values as Record<string, string | boolean | undefined>
+}
+
+export function helpOf(command: Command): string {
+  const lines = [`campusgate ${command.name} — ${command.summary}`, '', 'Usage:', command.usage]
+  const options = Object.entries(command.options)
+  lines.push('', 'Options:')
+  for (const [name, option] of options) {
+    const value = option.type === 'string' ? ` <${name}>` : ''
+    const short = option.short === undefined ? '    ' : `-${option.short}, `
+    const flag = `  ${short}--${name}${value}`
+    lines.push(`${flag.padEnd(26)}  ${command.optionHelp?.[name] ?? ''}`.trimEnd())
+  }
+  lines.push(`${'  -h, --help'.padEnd(26)}  this text`)
+  lines.push(
+    '',
+    'Configuration comes from the same environment variables as the service (DATABASE_URL, …).',
+    'Exit codes: 0 done, 1 failed, 2 wrong command line, 3 not found (nothing changed).',
+    '',
+  )
+  return lines.join('\n')
+}
+
+export { ConfigError, loadConfig }

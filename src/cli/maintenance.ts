@@ -1,0 +1,137 @@
+import Fastify, { type FastifyBaseLogger } from 'fastify'
+import pretty from 'pino-pretty'
+import { systemClock } from '../clock.js'
+import type { Config } from '../config.js'
+import { createDb, type Db } from '../db/database.js'
+import { migrateToLatest, pendingMigrations } from '../db/migrate.js'
+import { createMailTransport } from '../mail/transport.js'
+import { createPruner } from '../maintenance/pruner.js'
+import { cipherFor } from '../secrets-at-rest.js'
+import { createSessions, type Sessions } from '../sessions/service.js'
+import { createAudit, type Origin } from '../audit/audit.js'
+import { userInfo } from 'node:os'
+import { EXIT, type Command, type Io } from './command.js'
+
+/** The database of the configuration, closed when `work` is done whatever happens. */
+export async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
+  const db = createDb(config.databaseUrl, { poolSize: Math.min(config.databasePoolSize, 2) })
+  try {
+    return await work(db)
+  } finally {
+    await db.kysely.destroy()
+  }
+}
+
+/** Who acts when an operator runs a command: recorded in the audit trail as `cli:<os user>`. */
+export function cliOrigin(): Origin {
+  let user = 'unknown'
+  try {
+    user = userInfo().username
+  } catch {
+    // No passwd entry (a container's arbitrary uid): the actor is still the CLI.
+  }
+  return { actor: `cli:${user}`, ip: null }
+}
+
+/** Deletes what the mail transport kept of erased or pruned mails (the .eml files), as the service does. */
+export function cliDiscardMail(config: Config): (mailIds: readonly string[]) => Promise<void> {
+  const transport = createMailTransport({
+    smtpUrl: config.smtpUrl,
+    outboxDir: config.outboxDir,
+    from: config.mailFrom,
+  })
+  return async (mailIds) => {
+    try {
+      await transport.discard(mailIds)
+    } finally {
+      transport.close()
+    }
+  }
+}
+
+/** The sessions service as the API uses it, so the CLI changes things exactly as requests do. */
+export function cliSessions(config: Config, db: Db): Sessions {
+  return createSessions({
+    db: db.kysely,
+    clock: systemClock,
+    cipher: cipherFor(config).cipher,
+    discardMail: cliDiscardMail(config),
+    ttlMs: config.sessionTtlMs,
+    touchIntervalMs: config.sessionTouchIntervalMs,
+    audit: createAudit({ clock: systemClock }),
+  })
+}
+
+/** Progress and diagnostics of a command: readable lines on stderr, stdout kept for results. */
+export function cliLogger(io: Io, level: string): FastifyBaseLogger {
+  const stream = pretty({
+    destination: 2,
+    colorize: io.interactive,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname,component',
+    sync: true,
+  })
+  return Fastify({ logger: { level, stream } }).log
+}
+
+const migrate: Command = {
+  name: 'migrate',
+  summary: 'bring the database schema up to date (the service also does this when it starts)',
+  usage: '  campusgate migrate [--check]',
+  options: { check: { type: 'boolean' } },
+  optionHelp: { check: 'change nothing; exit 1 when a migration is pending' },
+  async run({ config, values, io }) {
+    return withDb(config, async (db) => {
+      if (values.check === true) {
+        const pending = await pendingMigrations(db)
+        io.out(pending.length === 0 ? 'schema is up to date\n' : `pending: ${pending.join(', ')}\n`)
+        return pending.length === 0 ? EXIT.ok : EXIT.failure
+      }
+      const pending = await pendingMigrations(db)
+      if (pending.length > 0) io.err(`applying ${pending.length} migration(s)…\n`)
+      const applied = await migrateToLatest(db)
+      io.out(applied.length === 0 ? 'schema is up to date\n' : `applied ${applied.join(', ')}\n`)
+      return EXIT.ok
+    })
+  },
+}
+
+const prune: Command = {
+  name: 'prune',
+  summary:
+    'end expired sessions and delete what can no longer matter, now (the service does it every minute)',
+  usage: '  campusgate prune',
+  options: {},
+  async run({ config, io }) {
+    return withDb(config, async (db) => {
+      const log = cliLogger(io, 'info')
+      const sessions = cliSessions(config, db)
+      const pruner = createPruner({
+        db: db.kysely,
+        clock: systemClock,
+        sessions,
+        discardMail: cliDiscardMail(config),
+        log,
+        auditRetentionMs: config.auditRetentionMs,
+        onProgress: ({ sessions: ended }) => {
+          if (ended !== undefined && ended > 0)
+            io.err(`ended ${ended} expired session(s) so far…\n`)
+        },
+      })
+      io.err('pruning…\n')
+      const counts = await pruner.runOnce()
+      if (counts === null) {
+        io.out('another instance is pruning right now; nothing done\n')
+        return EXIT.ok
+      }
+      io.out(
+        `ended ${counts.sessions} expired session(s); deleted ${counts.codesAndAttempts} ` +
+          `code(s) and attempt(s), ${counts.mails} finished mail(s) and ` +
+          `${counts.auditEvents} audit event(s) past AUDIT_RETENTION\n`,
+      )
+      return EXIT.ok
+    })
+  },
+}
+
+export const maintenanceCommands: readonly Command[] = [migrate, prune]

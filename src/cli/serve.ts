@@ -1,0 +1,72 @@
+import { buildApp } from '../app.js'
+import { systemClock } from '../clock.js'
+import { createDb } from '../db/database.js'
+import { migrateToLatest } from '../db/migrate.js'
+import { cipherFor } from '../secrets-at-rest.js'
+import type { Command } from './command.js'
+import { startupSummary } from './summary.js'
+
+/** `campusgate serve` (and `npm start`): migrate, then serve until SIGINT or SIGTERM. */
+export const serve: Command = {
+  name: 'serve',
+  summary: 'migrate the database, then serve the API (what `npm start` runs)',
+  usage: '  campusgate serve',
+  options: {},
+  async run({ config, io }) {
+    const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
+    await migrateToLatest(db)
+    // A person at a terminal reads lines, a log collector reads JSON.
+    // Loaded only for a terminal: a service under a supervisor starts without it.
+    const logStream = io.interactive
+      ? (await import('pino-pretty')).default({
+          colorize: true,
+          translateTime: 'SYS:HH:MM:ss',
+          ignore: 'pid,hostname',
+        })
+      : undefined
+    const { cipher, createdKeyFile } = cipherFor(config)
+    const { app } = await buildApp({
+      config,
+      db,
+      clock: systemClock,
+      cipher,
+      ...(logStream === undefined ? {} : { logStream }),
+    })
+    if (createdKeyFile !== null) {
+      app.log.warn(
+        { keyFile: createdKeyFile },
+        'no DATA_ENCRYPTION_KEY: generated a development key in the key file (set DATA_ENCRYPTION_KEY in production)',
+      )
+    }
+    const address = await app.listen({ port: config.port, host: config.host })
+    if (io.interactive) io.out(startupSummary(config, address))
+    if (config.sandbox.messenger || config.sandbox.university) {
+      app.log.warn(
+        { sandbox: config.sandbox },
+        `sandbox mode: simulated providers under ${config.publicBaseUrl}/_sandbox/ — ` +
+          `open it for the walk-through, or mint a login code with ` +
+          `curl -X POST ${config.publicBaseUrl}/_sandbox/messenger/login-codes`,
+      )
+    }
+
+    let closing = false
+    const shutdown = (signal: string): void => {
+      if (closing) return
+      closing = true
+      app.log.info({ signal }, 'shutting down')
+      app
+        .close()
+        .then(() => db.kysely.destroy())
+        .then(
+          () => process.exit(0),
+          (error: unknown) => {
+            app.log.error({ err: error }, 'shutdown failed')
+            process.exit(1)
+          },
+        )
+    }
+    process.on('SIGINT', () => shutdown('SIGINT'))
+    process.on('SIGTERM', () => shutdown('SIGTERM'))
+    return null
+  },
+}

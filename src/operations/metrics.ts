@@ -1,0 +1,256 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+
+/** Outbound calls campusgate makes and times. */
+export type Provider = 'messenger' | 'university'
+
+/** Which per-address limit refused a request. */
+export type RateLimitName = 'address' | 'registration' | 'session'
+
+/** What the outbox looks like at scrape time. */
+export interface OutboxStats {
+  queued: number
+  /** Epoch ms of the oldest queued mail, or null when none is queued. */
+  oldestQueuedAt: number | null
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/**
+ * The process metrics (heap, CPU, event loop, GC) describe the process, not an app, so one
+ * registry holds them for every app the process runs; tests start many apps in one process and
+ * collecting them once keeps their observers from piling up.
+ */
+let processRegistry: Registry | null = null
+function processMetrics(): Registry {
+  if (processRegistry === null) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+/**
+ * One app's metrics, in a registry of its own. Counters are named for what an operator alerts
+ * on (docs/operations.md); label values come from small fixed sets, never from user input.
+ */
+export function createMetrics(options: {
+  version: string
+  clock: { now(): Date }
+  outboxStats: () => Promise<OutboxStats>
+}) {
+  const registry = new Registry()
+  const registers = [registry]
+  // Started with the first app, so the process counters (CPU seconds) cover the process's life.
+  const processRegistryOfApp = processMetrics()
+
+  new Gauge({
+    name: 'campusgate_build_info',
+    help: 'Always 1; the version label names the running release.',
+    labelNames: ['version'],
+    registers,
+  }).set({ version: options.version }, 1)
+
+  const httpRequests = new Histogram({
+    name: 'campusgate_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern, method and status, with their latency.',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+
+  const registrations = new Counter({
+    name: 'campusgate_registrations_total',
+    help: 'Messenger registrations: "new" users and key "rotation" by re-registration.',
+    labelNames: ['kind'],
+    registers,
+  })
+  const universityLinks = new Counter({
+    name: 'campusgate_university_links_total',
+    help: 'Tier 2 round trips that ended: linked, denied by the user, or failed at the provider.',
+    labelNames: ['outcome'],
+    registers,
+  })
+  const refusals = new Counter({
+    name: 'campusgate_refusals_total',
+    help: 'Requests refused as security events (callbacks that changed nothing), by reason.',
+    labelNames: ['reason'],
+    registers,
+  })
+  const logouts = new Counter({
+    name: 'campusgate_logouts_total',
+    help: 'Sessions ended by logout (the API or the CLI).',
+    registers,
+  })
+  const expiries = new Counter({
+    name: 'campusgate_session_expiries_total',
+    help: 'Sessions ended because they expired.',
+    registers,
+  })
+  const erasures = new Counter({
+    name: 'campusgate_erasures_total',
+    help: 'Users erased (the API or the CLI).',
+    registers,
+  })
+  const auditEvents = new Counter({
+    name: 'campusgate_audit_events_total',
+    help: 'Audit events recorded, by type.',
+    labelNames: ['type'],
+    registers,
+  })
+  const rateLimitRefusals = new Counter({
+    name: 'campusgate_rate_limit_refusals_total',
+    help: 'Requests refused by a per-address rate limit.',
+    labelNames: ['limit'],
+    registers,
+  })
+  const providerCalls = new Histogram({
+    name: 'campusgate_provider_request_duration_seconds',
+    help: 'Calls to the messenger platform and the identity provider, by outcome.',
+    labelNames: ['provider', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+  const providerFailures = new Counter({
+    name: 'campusgate_provider_failures_total',
+    help: 'Provider calls that could not be made, timed out or answered 5xx.',
+    labelNames: ['provider'],
+    registers,
+  })
+  const mailSent = new Counter({
+    name: 'campusgate_mail_sent_total',
+    help: 'Confirmation emails handed to the mail relay.',
+    registers,
+  })
+  const mailFailures = new Counter({
+    name: 'campusgate_mail_delivery_failures_total',
+    help: 'Delivery attempts that failed (the mail is retried with backoff).',
+    registers,
+  })
+  const mailAbandoned = new Counter({
+    name: 'campusgate_mail_abandoned_total',
+    help: 'Mails given up because their link expired before delivery.',
+    registers,
+  })
+
+  // The outbox is shared by every instance: these read the database at scrape time.
+  let stats: Promise<OutboxStats> | null = null
+  const scrapeStats = (): Promise<OutboxStats> => (stats ??= options.outboxStats())
+  new Gauge({
+    name: 'campusgate_outbox_queued',
+    help: 'Mails queued and not yet delivered (all instances).',
+    registers,
+    async collect() {
+      this.set((await scrapeStats()).queued)
+    },
+  })
+  new Gauge({
+    name: 'campusgate_outbox_oldest_queued_age_seconds',
+    help: 'Age of the oldest queued mail; 0 when none is queued.',
+    registers,
+    async collect() {
+      const { oldestQueuedAt } = await scrapeStats()
+      const now = options.clock.now().getTime()
+      this.set(oldestQueuedAt === null ? 0 : Math.max(0, (now - oldestQueuedAt) / 1000))
+    },
+  })
+
+  // Children per route and status, so a request costs one observe and no label object.
+  const requestChildren = new WeakMap<object, Map<number, Histogram.Internal<string>>>()
+  const unmatched = {}
+
+  return {
+    contentType: registry.contentType,
+    /** The exposition text: this app's metrics, then the process's. */
+    async text(): Promise<string> {
+      stats = null
+      try {
+        return (await registry.metrics()) + '\n' + (await processRegistryOfApp.metrics())
+      } finally {
+        stats = null
+      }
+    },
+    /**
+     * Records one request. `routeKey` is an object that lives as long as the route (its config);
+     * `route` is its pattern, never the raw URL.
+     */
+    observeRequest(
+      routeKey: object | undefined,
+      method: string,
+      route: string | undefined,
+      status: number,
+      seconds: number,
+    ): void {
+      const key = routeKey ?? unmatched
+      let byStatus = requestChildren.get(key)
+      if (byStatus === undefined) {
+        byStatus = new Map()
+        requestChildren.set(key, byStatus)
+      }
+      let child = byStatus.get(status)
+      if (child === undefined) {
+        child = httpRequests.labels(method, route ?? 'unmatched', String(status))
+        byStatus.set(status, child)
+      }
+      child.observe(seconds)
+    },
+    /** Counts an audit event, and the domain counter it stands for. */
+    auditEvent(type: string, reason?: string) {
+      auditEvents.inc({ type })
+      switch (type) {
+        case 'registration':
+          return registrations.inc({ kind: 'new' })
+        case 'rotation':
+          return registrations.inc({ kind: 'rotation' })
+        case 'university-linked':
+        case 'university-denied':
+        case 'university-failed':
+          return universityLinks.inc({ outcome: type.slice('university-'.length) })
+        case 'university-refused':
+          return refusals.inc({ reason: reason ?? 'unknown' })
+        case 'logout':
+          return logouts.inc()
+        case 'expiry':
+          return expiries.inc()
+        case 'erasure':
+          return erasures.inc()
+      }
+    },
+    rateLimitRefusal(limit: RateLimitName) {
+      rateLimitRefusals.inc({ limit })
+    },
+    providerCall(provider: Provider, ok: boolean, seconds: number) {
+      providerCalls.observe({ provider, outcome: ok ? 'ok' : 'error' }, seconds)
+      if (!ok) providerFailures.inc({ provider })
+    },
+    mailDelivery(outcome: 'sent' | 'failed' | 'abandoned') {
+      if (outcome === 'sent') mailSent.inc()
+      else if (outcome === 'failed') mailFailures.inc()
+      else mailAbandoned.inc()
+    },
+  }
+}
+
+export type Metrics = ReturnType<typeof createMetrics>
+
+/**
+ * Times every call a provider client makes through `fetch`. A thrown error (unreachable,
+ * timed out) or a 5xx is a failure; a 4xx is the provider answering, so it is not.
+ */
+export function timedFetch(
+  inner: typeof fetch,
+  provider: Provider,
+  metrics: Metrics,
+): typeof fetch {
+  return async (input, init) => {
+    const started = process.hrtime.bigint()
+    const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9
+    try {
+      const response = await inner(input, init)
+      metrics.providerCall(provider, response.status < 500, seconds())
+      return response
+    } catch (error) {
+      metrics.providerCall(provider, false, seconds())
+      throw error
+    }
+  }
+}

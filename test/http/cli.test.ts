@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { hashSecret } from '../../src/lib/secrets.js'
+import { call } from '../helpers/service.js'
+import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+
+const BIN = resolve('bin/campusgate.js')
+const TSC = resolve('node_modules/.bin/tsc')
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the installed command (bin/campusgate.js over dist/) with only `env`. */
+function campusgate(env: Record<string, string>, ...args: string[]): Run {
+  const run = spawnSync(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr }
+}
+
+const COMMANDS = [
+  'serve',
+  'migrate',
+  'prune',
+  'sessions revoke',
+  'users show',
+  'users erase',
+  'outbox list',
+  'outbox retry',
+  'audit tail',
+]
+
+describe('the campusgate command', () => {
+  let stack: Stack
+  let env: Record<string, string>
+
+  before(async () => {
+    // The binary runs the build, as an installed package does.
+    const build = spawnSync(TSC, ['-p', 'tsconfig.build.json'], { encoding: 'utf8' })
+    assert.equal(build.status, 0, build.stdout + build.stderr)
+    stack = await startStack()
+    // The command runs on the real clock: the service's clock is brought to it, so both write
+    // one timeline (the audit trail is read in time order).
+    stack.service.clock.advance(Date.now() - stack.service.clock.now().getTime())
+    env = { DATABASE_URL: stack.service.config.databaseUrl, LOG_LEVEL: 'warn' }
+  })
+  after(() => stack.close())
+
+  it("is the package's bin; npm start still serves dist/main.js", () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8'))
+    assert.deepEqual(pkg.bin, { campusgate: 'bin/campusgate.js' })
+    assert.equal(pkg.scripts.start, 'node dist/main.js')
+  })
+
+  it('prints help for itself and for every command, and exits 0', () => {
+    const overview = campusgate(env)
+    assert.equal(overview.code, 0)
+    for (const name of COMMANDS) assert.match(overview.stdout, new RegExp(`^  ${name} `, 'm'))
+    assert.match(overview.stdout, /Exit codes: 0 done, 1 failed, 2 wrong command line, 3 not found/)
+    for (const name of COMMANDS) {
+      const help = campusgate(env, ...name.split(' '), '--help')
+      assert.equal(help.code, 0, name)
+      assert.match(help.stdout, new RegExp(`^campusgate ${name} — `), name)
+      assert.match(help.stdout, /^Usage:$/m, name)
+    }
+  })
+
+  it('exits 2 on a wrong command line, 1 on a bad configuration, 3 for an unknown user', () => {
+    assert.equal(campusgate(env, 'frobnicate').code, 2)
+    assert.equal(campusgate(env, 'users').code, 2)
+    const missing = campusgate(env, 'users', 'show')
+    assert.equal(missing.code, 2)
+    assert.match(missing.stderr, /--open-id is required/)
+    assert.equal(campusgate(env, 'users', 'show', '--open-id', 'x', '--bogus').code, 2)
+    const bad = campusgate({ ...env, SESSION_TTL: 'forever' }, 'migrate')
+    assert.equal(bad.code, 1)
+    assert.match(bad.stderr, /^campusgate: invalid configuration: SESSION_TTL: /)
+    const unknown = campusgate(env, 'users', 'show', '--open-id', 'nobody')
+    assert.equal(unknown.code, 3)
+    assert.match(unknown.stderr, /no user with openId "nobody"/)
+  })
+
+  it('migrate and prune run against the database', () => {
+    const migrate = campusgate(env, 'migrate')
+    assert.equal(migrate.code, 0, migrate.stderr)
+    assert.equal(migrate.stdout, 'schema is up to date\n')
+    assert.equal(campusgate(env, 'migrate', '--check').code, 0)
+    const prune = campusgate(env, 'prune')
+    assert.equal(prune.code, 0, prune.stderr)
+    assert.match(prune.stdout, /^ended \d+ expired session\(s\); deleted /)
+  })
+
+  it('users show tells what is held about a user, no secret or hash', async () => {
+    const user = await registerMessenger(stack)
+    const shown = campusgate(env, 'users', 'show', '--open-id', user.openId)
+    assert.equal(shown.code, 0, shown.stderr)
+    assert.match(shown.stdout, new RegExp(`^openId +${user.openId}$`, 'm'))
+    assert.match(shown.stdout, /^tier +messenger-registered$/m)
+    assert.ok(!shown.stdout.includes(user.sessionKey))
+    assert.ok(!shown.stdout.includes(hashSecret(user.sessionKey)))
+    assert.doesNotMatch(shown.stdout, /[0-9a-f]{64}/, 'no hash')
+    const json = JSON.parse(
+      campusgate(env, 'users', 'show', '--open-id', user.openId, '--json').stdout,
+    )
+    assert.equal(json.openId, user.openId)
+    assert.equal(json.tier, 'messenger-registered')
+  })
+
+  it('sessions revoke ends the session as logout does; a second revoke exits 3', async () => {
+    const user = await registerMessenger(stack)
+    const revoked = campusgate(env, 'sessions', 'revoke', '--open-id', user.openId)
+    assert.equal(revoked.code, 0, revoked.stderr)
+    const session = await call(`${stack.service.url}/session`, {
+      headers: { authorization: user.sessionKey },
+    })
+    assert.equal(session.status, 401)
+    assert.equal(campusgate(env, 'sessions', 'revoke', '--open-id', user.openId).code, 3)
+    const shown = campusgate(env, 'users', 'show', '--open-id', user.openId)
+    assert.match(shown.stdout, /^tier +none/m, 'the user row stays')
+  })
+
+  it('users erase forgets the user as DELETE /user does', async () => {
+    const user = await registerMessenger(stack)
+    const erased = campusgate(env, 'users', 'erase', '--open-id', user.openId)
+    assert.equal(erased.code, 0, erased.stderr)
+    const session = await call(`${stack.service.url}/session`, {
+      headers: { authorization: user.sessionKey },
+    })
+    assert.equal(session.status, 401)
+    assert.equal(campusgate(env, 'users', 'show', '--open-id', user.openId).code, 3)
+    assert.equal(campusgate(env, 'users', 'erase', '--open-id', user.openId).code, 3)
+  })
+
+  it('outbox list shows queued mail (address masked, no link); outbox retry makes it due', async () => {
+    await stack.service.mailWorker.stop()
+    try {
+      const user = await registerMessenger(stack)
+      const queued = await call(`${stack.service.url}/register/university`, {
+        method: 'POST',
+        headers: { authorization: user.sessionKey },
+        json: { email: 'queued.student@example.edu' },
+      })
+      assert.equal(queued.status, 200)
+      const list = campusgate(env, 'outbox', 'list', '--json')
+      assert.equal(list.code, 0, list.stderr)
+      const rows = list.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      assert.equal(rows.length, 1)
+      assert.equal(rows[0].state, 'queued')
+      assert.equal(rows[0].to, 'q***@example.edu')
+      assert.doesNotMatch(list.stdout, /universityRegistrationCode/)
+      const retry = campusgate(env, 'outbox', 'retry')
+      assert.equal(retry.code, 0, retry.stderr)
+      assert.equal(retry.stdout, '1 queued mail(s) due now\n')
+      assert.equal(campusgate(env, 'outbox', 'retry', '--id', 'no-such-mail').code, 3)
+    } finally {
+      stack.service.mailWorker.start()
+    }
+  })
+
+  it('audit tail shows who did what, the CLI included; --follow prints new events until interrupted', async () => {
+    const tail = campusgate(env, 'audit', 'tail', '--limit', '200')
+    assert.equal(tail.code, 0, tail.stderr)
+    assert.match(tail.stdout, /erasure +cli:\S+ +openId=/)
+    assert.match(tail.stdout, /logout +cli:\S+ +openId=/)
+    assert.match(tail.stdout, /registration +api +openId=\S+ +from 127\.0\.0\.1/)
+
+    const follower = spawn(process.execPath, [BIN, 'audit', 'tail', '--follow', '--limit', '1'], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    follower.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const exited = new Promise<number | null>((done) => follower.once('exit', done))
+    try {
+      for (let i = 0; i < 200 && output === ''; i += 1) await new Promise((r) => setTimeout(r, 50))
+      // The service's clock stood still while the command's ran on: catch up, then act.
+      stack.service.clock.advance(Date.now() + 1000 - stack.service.clock.now().getTime())
+      const user = await registerMessenger(stack)
+      for (let i = 0; i < 200 && !output.includes(user.openId); i += 1)
+        await new Promise((r) => setTimeout(r, 50))
+      assert.match(output, new RegExp(`registration +api +openId=${user.openId}`))
+    } finally {
+      follower.kill('SIGINT')
+    }
+    assert.equal(await exited, 0)
+  })
+})
