@@ -1,0 +1,93 @@
+// The baselines campusgate is measured against, each in its own process like campusgate:
+//   bare    GET /session answers a fixed {openId, tier, expiresAt}: Fastify alone
+//   sqlite  the raw lookup: SHA-256 of the key, one prepared better-sqlite3 SELECT (the same join
+//           campusgate runs); POST /register: the raw INSERTs of a registration, one transaction
+//   pg      the raw lookup as one named (server-side prepared) statement on a pg pool of 10
+// Logging is configured as campusgate's defaults: level info, one line per request and response.
+// Usage: node --import tsx bench/servers/baselines.ts bare|sqlite|pg  (PORT, DATABASE)
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import SQLite from 'better-sqlite3'
+import Fastify, { type FastifyRequest } from 'fastify'
+import pg from 'pg'
+
+const mode = process.argv[2]
+const port = Number(process.env.PORT)
+const database = process.env.DATABASE ?? ''
+
+const LOOKUP = `SELECT s.id, s.user_id, s.expires_at, s.touched_at, u.open_id, u.university_token_hash
+  FROM sessions s INNER JOIN users u ON u.id = s.user_id WHERE s.key_hash = `
+
+interface Row {
+  expires_at: number | string
+  open_id: string
+  university_token_hash: string | null
+}
+
+const app = Fastify({
+  logger: {
+    level: 'info',
+    serializers: {
+      req: (request: FastifyRequest) => ({
+        method: request.method,
+        path: request.url.split('?')[0] ?? '',
+        ip: request.ip,
+      }),
+    },
+  },
+})
+
+function hash(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex')
+}
+
+function answer(row: Row | undefined): object | null {
+  if (row === undefined || Number(row.expires_at) <= Date.now()) return null
+  return {
+    openId: row.open_id,
+    tier: row.university_token_hash === null ? 'messenger-registered' : 'university-registered',
+    expiresAt: new Date(Number(row.expires_at)).toISOString(),
+  }
+}
+
+if (mode === 'bare') {
+  const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString()
+  app.get('/session', async () => ({ openId: 'o-bench', tier: 'messenger-registered', expiresAt }))
+} else if (mode === 'sqlite') {
+  const db = new SQLite(database)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  const lookup = db.prepare<[string], Row>(`${LOOKUP}?`)
+  app.get('/session', async (request, reply) => {
+    const found = answer(lookup.get(hash(request.headers.authorization ?? '')))
+    return found ?? reply.code(401).send({ error: 'invalid_session_key' })
+  })
+  const insertUser = db.prepare(
+    `INSERT INTO users (id, open_id, union_id, messenger_session_key_hash, university_token_hash,
+       university_linked_at, created_at, updated_at) VALUES (?, ?, NULL, ?, NULL, NULL, ?, ?)`,
+  )
+  const insertSession = db.prepare(
+    `INSERT INTO sessions (id, user_id, key_hash, created_at, expires_at, touched_at)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  )
+  const register = db.transaction((userId: string, keyHash: string, now: number) => {
+    insertUser.run(userId, `raw-${userId}`, hash(userId), now, now)
+    insertSession.run(randomUUID(), userId, keyHash, now, now + 30 * 86_400_000, now)
+  })
+  app.post('/register', async () => {
+    const key = randomBytes(32).toString('base64url')
+    register(randomUUID(), hash(key), Date.now())
+    return { sessionKey: key }
+  })
+} else if (mode === 'pg') {
+  const pool = new pg.Pool({ connectionString: database, max: 10 })
+  const text = `${LOOKUP}$1`
+  app.get('/session', async (request, reply) => {
+    const values = [hash(request.headers.authorization ?? '')]
+    const { rows } = await pool.query<Row>({ name: 'bench-session-lookup', text, values })
+    return answer(rows[0]) ?? reply.code(401).send({ error: 'invalid_session_key' })
+  })
+} else {
+  throw new Error(`unknown mode ${mode}`)
+}
+
+await app.listen({ port, host: '127.0.0.1' })
