@@ -4,7 +4,8 @@
 // still works (statuses are checked, speed is not). Writes bench/results/latest.json (or
 // bench/results/quick.json with --quick). See docs/performance.md.
 // Environment: BENCH_SECONDS, BENCH_ROUNDS, BENCH_POSTGRES_URL ("" leaves PostgreSQL out),
-// BENCH_ONLY (comma-separated scenario ids: run just those, with what they need).
+// BENCH_ONLY (comma-separated scenario ids: run just those, with what they need), BENCH_PROFILE
+// (a directory: campusgate's processes run with --cpu-prof and leave their profiles there).
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -73,7 +74,9 @@ function ensureBenchDependencies(): void {
   if (install.status !== 0) throw new Error('npm ci --prefix bench failed')
 }
 
-const tsx = (file: string, ...args: string[]): string[] => ['--import', 'tsx', file, ...args]
+// Resolved here, so servers started in another working directory still find it.
+const TSX = import.meta.resolve('tsx')
+const tsx = (file: string, ...args: string[]): string[] => ['--import', TSX, file, ...args]
 
 async function main(): Promise<number> {
   ensureBuild()
@@ -172,12 +175,17 @@ async function main(): Promise<number> {
         if (what.messenger === true) env.MESSENGER_API_BASE_URL = code2session.url
         const direct = !what.appRoute && hasLimitVariables
         if (!hasLimitVariables) env.BENCH_LIFT_RATE_LIMITS = '1'
+        const profile = process.env.BENCH_PROFILE
         specs.push({
           ...base,
-          args: direct
-            ? [join(ROOT, 'dist/main.js')]
-            : tsx(join(ROOT, 'bench/servers/campusgate.ts')),
+          args: [
+            ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+            ...(direct
+              ? [join(ROOT, 'dist/main.js')]
+              : tsx(join(ROOT, 'bench/servers/campusgate.ts'))),
+          ],
           env,
+          cwd: dir,
         })
       } else {
         specs.push({
@@ -233,7 +241,10 @@ async function main(): Promise<number> {
         connections: settings.connections,
         script: scriptFor(scenario, seconds),
       })
-      const serverCpu = (server.cpuSeconds() - cpuBefore) / (result.durationUs / 1e6)
+      const cpuUsed = server.cpuSeconds() - cpuBefore
+      const serverCpu = cpuUsed / (result.durationUs / 1e6)
+      // CPU per answer: unlike req/s, it holds when other work shares the server's core.
+      const cpuUsPerRequest = (cpuUsed * 1e6) / Math.max(1, result.requests)
       const ok = allAsExpected(result, scenario.expect)
       const slice = slices.get(scenario.id)
       if (slice !== undefined && result.requests > slice) {
@@ -244,6 +255,7 @@ async function main(): Promise<number> {
         round,
         rps: requestsPerSecond(result),
         serverCpu,
+        cpuUsPerRequest,
         ok,
         result,
       })
@@ -280,7 +292,17 @@ async function main(): Promise<number> {
     const memory = Object.fromEntries(
       [...servers.values()].map((server) => [server.name, server.memory()]),
     )
-    return report({ settings, plan, runs, touches, memory, notes, touchIntervalMs: interval })
+    const partial = ['BENCH_ONLY', 'BENCH_SECONDS', 'BENCH_ROUNDS'].some((v) => process.env[v])
+    return report({
+      settings,
+      plan,
+      runs,
+      touches,
+      memory,
+      notes,
+      touchIntervalMs: interval,
+      partial,
+    })
   } finally {
     await Promise.all([...servers.values()].map((server) => server.stop()))
     if (schemas.length > 0) await dropPostgresSchemas(settings.postgresUrl!, schemas)

@@ -6,6 +6,7 @@ import type * as Clock from '../../src/clock.js'
 import type * as Config from '../../src/config.js'
 import type * as Database from '../../src/db/database.js'
 import type * as Migrate from '../../src/db/migrate.js'
+import type * as RequestLog from '../../src/http/request-log.js'
 import type * as Secrets from '../../src/lib/secrets.js'
 
 export interface Dist {
@@ -15,6 +16,7 @@ export interface Dist {
   database: typeof Database
   migrate: typeof Migrate
   secrets: typeof Secrets
+  requestLog: typeof RequestLog
 }
 
 const DIST = new URL('../../dist/', import.meta.url)
@@ -22,13 +24,14 @@ const DIST = new URL('../../dist/', import.meta.url)
 const load = (path: string): Promise<any> => import(new URL(path, DIST).href)
 
 export async function loadDist(): Promise<Dist> {
-  const [app, clock, config, database, migrate, secrets] = await Promise.all([
+  const [app, clock, config, database, migrate, secrets, requestLog] = await Promise.all([
     load('app.js'),
     load('clock.js'),
     load('config.js'),
     load('db/database.js'),
     load('db/migrate.js'),
     load('lib/secrets.js'),
+    load('http/request-log.js'),
   ])
-  return { app, clock, config, database, migrate, secrets }
+  return { app, clock, config, database, migrate, secrets, requestLog }
 }

@@ -28,6 +28,8 @@ export interface ServerSpec {
   port: number
   /** Which core to pin the whole process (every thread) to once it listens. */
   cpu: number
+  /** Working directory (campusgate's ./data/outbox lands there); the repository by default. */
+  cwd?: string
 }
 
 const TICKS_PER_SECOND = 100
@@ -67,6 +69,7 @@ export function pin(pid: number, cpu: number): void {
 export async function startServer(spec: ServerSpec): Promise<Server> {
   const child: ChildProcess = spawn(spec.command, spec.args, {
     env: { PATH: process.env.PATH ?? '', ...spec.env },
+    cwd: spec.cwd ?? process.cwd(),
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let stderr = ''

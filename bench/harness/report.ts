@@ -14,6 +14,8 @@ export interface Run {
   rps: number
   /** Share of one core the server used during the run. */
   serverCpu: number
+  /** Server CPU time per answered request, in microseconds. */
+  cpuUsPerRequest: number
   ok: boolean
   result: WrkResult
 }
@@ -26,6 +28,8 @@ export interface ReportInput {
   memory: Record<string, { rssMb: number; peakRssMb: number }>
   notes: string[]
   touchIntervalMs: number
+  /** BENCH_ONLY or BENCH_SECONDS/BENCH_ROUNDS changed the run: not the reference figures. */
+  partial: boolean
 }
 
 interface Median {
@@ -33,6 +37,9 @@ interface Median {
   p50Ms: number
   p99Ms: number
   serverCpu: number
+  cpuUsPerRequest: number
+  /** Share of its core wrk used: near 100% would make wrk the bottleneck. */
+  loadCpu: number
 }
 
 function median(values: number[]): number {
@@ -62,6 +69,8 @@ export function report(input: ReportInput): number {
       p50Ms: median(measured.map((r) => r.result.latencyUs.p50 / 1000)),
       p99Ms: median(measured.map((r) => r.result.latencyUs.p99 / 1000)),
       serverCpu: median(measured.map((r) => r.serverCpu)),
+      cpuUsPerRequest: median(measured.map((r) => r.cpuUsPerRequest)),
+      loadCpu: median(measured.map((r) => r.result.loadCpu)),
     })
   }
   const rps = (id: string): number | null => medians.get(id)?.rps ?? null
@@ -88,6 +97,21 @@ export function report(input: ReportInput): number {
     sessionP99VsBareP99:
       p99(session) !== null && p99('bare') ? round(p99(session)! / p99('bare')!, 3) : null,
     registerVsRawInsert: ratio('register-sqlite', 'raw-register-sqlite'),
+  }
+  // The same comparisons by server CPU per request: steadier than req/s on a shared machine.
+  const cpu = (id: string): number | null => medians.get(id)?.cpuUsPerRequest ?? null
+  const cheaper = (a: string, b: string): number | null => {
+    const x = cpu(a)
+    const y = cpu(b)
+    return x === null || y === null || x === 0 ? null : round(y / x, 3)
+  }
+  const cpuRatios = {
+    sessionVsBareFastify: cheaper(session, 'bare'),
+    sessionVsBetterAuth: cheaper(session, 'better-auth'),
+    sessionVsBetterAuthBest: cheaper(session, 'better-auth-cached'),
+    session1MVs10k: cheaper(`session-sqlite${large}`, session),
+    sessionPostgresVsRawPostgres: cheaper(`session-pg${small}`, `raw-pg${small}`),
+    sessionVsRawSqlite: cheaper(session, `raw-sqlite${small}`),
   }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
 
@@ -119,6 +143,8 @@ export function report(input: ReportInput): number {
       '× bare Fastify': times(bareRps),
       '× better-auth': times(betterAuthRps),
       'server CPU': m === undefined ? '' : `${Math.round(m.serverCpu * 100)}%`,
+      'CPU µs/req': m === undefined ? '' : m.cpuUsPerRequest.toFixed(0),
+      'wrk CPU': m === undefined ? '' : `${Math.round(m.loadCpu * 100)}%`,
       statuses: failures.includes(scenario) ? 'WRONG' : 'all as expected',
     }
   })
@@ -170,6 +196,7 @@ export function report(input: ReportInput): number {
     },
     settings,
     ratios,
+    cpuRatios,
     registerPerSecond: rps('register-sqlite'),
     registerPerSecondPostgres: rps('register-pg'),
     targets,
@@ -183,7 +210,12 @@ export function report(input: ReportInput): number {
     runs,
   }
   mkdirSync('bench/results', { recursive: true })
-  const file = settings.quick ? 'bench/results/quick.json' : 'bench/results/latest.json'
+  // Only a full run replaces latest.json.
+  const file = settings.quick
+    ? 'bench/results/quick.json'
+    : input.partial
+      ? 'bench/results/partial.json'
+      : 'bench/results/latest.json'
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
 
   console.log(
@@ -191,7 +223,8 @@ export function report(input: ReportInput): number {
       `${settings.connections} connections, medians; servers on core 0, wrk on core 1\n`,
   )
   console.table(rows)
-  console.log('ratios', ratios)
+  console.log('ratios (req/s)', ratios)
+  console.log('ratios (server CPU per request)', cpuRatios)
   console.log(
     `registrations/s: SQLite ${results.registerPerSecond}, PostgreSQL ${results.registerPerSecondPostgres}`,
   )

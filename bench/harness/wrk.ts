@@ -2,6 +2,7 @@
 // counts every answer's status and reports its figures as one JSON line.
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { LOAD_CPU } from './processes.js'
 
 export interface WrkResult {
@@ -11,6 +12,8 @@ export interface WrkResult {
   statuses: Record<string, number>
   errors: { connect: number; read: number; write: number; timeout: number }
   latencyUs: { p50: number; p90: number; p99: number; max: number; mean: number }
+  /** Share of its core wrk itself used (sampled from /proc while it ran). */
+  loadCpu: number
 }
 
 export interface WrkOptions {
@@ -45,12 +48,24 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  // wrk's own CPU time, sampled until it exits (the last fifth of a second is missed).
+  let cpuSeconds = 0
+  const sampler = setInterval(() => {
+    try {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      cpuSeconds = (Number(fields[11]) + Number(fields[12])) / 100
+    } catch {
+      // exited between two samples
+    }
+  }, 200)
   const [code] = (await once(child, 'exit')) as [number | null]
+  clearInterval(sampler)
   const line = stdout.split('\n').find((l) => l.startsWith('BENCH-JSON '))
   if (code !== 0 || line === undefined) {
     throw new Error(`wrk failed (exit ${code}):\n${stdout}\n${stderr}`)
   }
-  return JSON.parse(line.slice('BENCH-JSON '.length)) as WrkResult
+  const result = JSON.parse(line.slice('BENCH-JSON '.length)) as Omit<WrkResult, 'loadCpu'>
+  return { ...result, loadCpu: cpuSeconds / (result.durationUs / 1e6) }
 }
 
 export function requestsPerSecond(result: WrkResult): number {

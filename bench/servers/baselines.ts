@@ -3,14 +3,18 @@
 //   sqlite  the raw lookup: SHA-256 of the key, one prepared better-sqlite3 SELECT (the same join
 //           campusgate runs); POST /register: the raw INSERTs of a registration, one transaction
 //   pg      the raw lookup as one named (server-side prepared) statement on a pg pool of 10
-// Logging is configured as campusgate's defaults: level info, one line per request and response.
+// Logging is configured as campusgate configures it by default.
 // Usage: node --import tsx bench/servers/baselines.ts bare|sqlite|pg  (PORT, DATABASE)
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import SQLite from 'better-sqlite3'
-import Fastify, { type FastifyRequest } from 'fastify'
+import Fastify from 'fastify'
 import pg from 'pg'
+import { loadDist } from '../harness/dist.js'
 
 const mode = process.argv[2]
+// Logging exactly as campusgate's defaults: its logger options and request line, its LOG_LEVEL.
+const { requestLog, config } = await loadDist()
+const defaultLogLevel = config.loadConfig({}).logLevel
 const port = Number(process.env.PORT)
 const database = process.env.DATABASE ?? ''
 
@@ -23,18 +27,8 @@ interface Row {
   university_token_hash: string | null
 }
 
-const app = Fastify({
-  logger: {
-    level: 'info',
-    serializers: {
-      req: (request: FastifyRequest) => ({
-        method: request.method,
-        path: request.url.split('?')[0] ?? '',
-        ip: request.ip,
-      }),
-    },
-  },
-})
+const app = Fastify(requestLog.requestLogging(defaultLogLevel))
+requestLog.logCompletedRequests(app)
 
 function hash(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex')

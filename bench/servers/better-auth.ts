@@ -12,7 +12,8 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import SQLite from 'better-sqlite3'
-import Fastify, { type FastifyRequest } from 'fastify'
+import Fastify from 'fastify'
+import { loadDist } from '../harness/dist.js'
 
 // The little of better-auth's API the bench uses.
 interface Auth {
@@ -36,6 +37,9 @@ const { betterAuth, toNodeHandler, getMigrations } = Object.assign(
 ) as BetterAuthModules
 
 const mode = process.argv[2]
+// Logging exactly as campusgate's defaults: its logger options and request line, its LOG_LEVEL.
+const { requestLog, config } = await loadDist()
+const defaultLogLevel = config.loadConfig({}).logLevel
 const port = Number(process.env.PORT ?? 0)
 const baseURL = `http://127.0.0.1:${port}`
 const secret = 'bench-better-auth-secret-0123456789abcdefghij'
@@ -109,18 +113,8 @@ if (mode === 'seed') {
   createServer(toNodeHandler(auth)).listen(port, '127.0.0.1')
 } else if (mode === 'fastify') {
   // The integration from better-auth's Fastify guide, with campusgate's default logging.
-  const app = Fastify({
-    logger: {
-      level: 'info',
-      serializers: {
-        req: (request: FastifyRequest) => ({
-          method: request.method,
-          path: request.url.split('?')[0] ?? '',
-          ip: request.ip,
-        }),
-      },
-    },
-  })
+  const app = Fastify(requestLog.requestLogging(defaultLogLevel))
+  requestLog.logCompletedRequests(app)
   app.route({
     method: ['GET', 'POST'],
     url: '/api/auth/*',
