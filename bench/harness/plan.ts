@@ -21,7 +21,7 @@ export interface Settings {
 export function settingsFrom(args: string[], env: NodeJS.ProcessEnv): Settings {
   const quick = args.includes('--quick')
   const postgresUrl = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-  const seconds = Number(env.BENCH_SECONDS ?? (quick ? 1 : 5))
+  const seconds = Number(env.BENCH_SECONDS ?? (quick ? 2 : 5))
   return {
     quick,
     rounds: Number(env.BENCH_ROUNDS ?? (quick ? 1 : 3)),
@@ -31,8 +31,8 @@ export function settingsFrom(args: string[], env: NodeJS.ProcessEnv): Settings {
     sizes: quick ? [1_000, 5_000, 20_000] : [10_000, 100_000, 1_000_000],
     betterAuthSessions: quick ? 300 : 10_000,
     betterAuthCached: quick ? 300 : 2_000,
-    maxLogoutPerSecond: 10_000,
-    maxTouchPerSecond: 15_000,
+    maxLogoutPerSecond: 5_000,
+    maxTouchPerSecond: 8_000,
     postgresUrl: postgresUrl === '' ? null : postgresUrl,
   }
 }

@@ -1,6 +1,6 @@
 // The run's figures: medians per scenario, the issue's ratios and targets, the touch writes, a
 // table on stdout and bench/results/latest.json (quick.json for --quick) with every raw figure.
-import { execFileSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import type { Plan, Settings } from './plan.js'
@@ -51,11 +51,9 @@ function median(values: number[]): number {
 const round = (value: number, digits: number): number => Number(value.toFixed(digits))
 
 function version(command: string, args: string[]): string {
-  try {
-    return execFileSync(command, args, { encoding: 'utf8' }).split('\n')[0].trim()
-  } catch {
-    return 'unknown'
-  }
+  // wrk prints its version with its usage and exits 1: the first line is read either way.
+  const result = spawnSync(command, args, { encoding: 'utf8' })
+  return `${result.stdout}${result.stderr}`.split('\n')[0]?.trim() || 'unknown'
 }
 
 export function report(input: ReportInput): number {
@@ -217,6 +215,14 @@ export function report(input: ReportInput): number {
       ? 'bench/results/partial.json'
       : 'bench/results/latest.json'
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
+  // The same table as Markdown, for docs/performance.md.
+  const columns = Object.keys(rows[0] ?? {})
+  const markdown = [
+    `| ${columns.join(' | ')} |`,
+    `| ${columns.map((c) => (c === 'scenario' ? '---' : '---:')).join(' | ')} |`,
+    ...rows.map((row) => `| ${Object.values(row).join(' | ')} |`),
+  ]
+  writeFileSync(file.replace(/\.json$/, '.md'), `${markdown.join('\n')}\n`)
 
   console.log(
     `\ncampusgate bench: ${settings.rounds} round(s) × ${settings.seconds}s per scenario, ` +

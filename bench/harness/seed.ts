@@ -27,32 +27,43 @@ export function keyOf(dataset: Pick<Dataset, 'salt'>, index: number): string {
 }
 
 const DAY_MS = 86_400_000
-const BATCH = 10_000
-
 interface Rows {
   users: unknown[][]
   sessions: unknown[][]
 }
 
-/** Rows for indices [from, to): one user per session; every tenth user has linked tier 2. */
-function rows(dist: Dist, dataset: Dataset, from: number, to: number, now: number): Rows {
+/**
+ * Every row of a dataset, one user per session, every tenth user linked (tier 2). The rows come
+ * in the order of every index — sorted random UUIDs, sorted key hashes, open ids numbered in that
+ * order — so inserting them appends to each B-tree instead of landing at random: a million rows
+ * take seconds. The ids are still random UUIDs and which key owns which row is arbitrary.
+ */
+function rows(dist: Dist, dataset: Dataset, now: number): Rows {
   const touchedAt = dataset.dueTouch ? now - DAY_MS : now + DAY_MS
+  const ids = (): string[] =>
+    Array.from({ length: dataset.size }, () => dist.secrets.newId()).sort()
+  const keyHashes = Array.from({ length: dataset.size }, (_, i) =>
+    dist.secrets.hashSecret(keyOf(dataset, i)),
+  ).sort()
+  const userIds = ids()
+  const sessionIds = ids()
   const out: Rows = { users: [], sessions: [] }
-  for (let i = from; i < to; i += 1) {
-    const userId = dist.secrets.newId()
-    const keyHash = dist.secrets.hashSecret(keyOf(dataset, i))
-    const linked = i % 10 === 9
+  for (let r = 0; r < dataset.size; r += 1) {
+    const keyHash = keyHashes[r]
+    const other = keyHash.split('').reverse().join('')
+    const linked = r % 10 === 9
+    const openId = `o-${dataset.name}-${String(r).padStart(9, '0')}`
     out.users.push([
-      userId,
-      `o-${dataset.name}-${i}`,
+      userIds[r],
+      openId,
       null,
-      keyHash.split('').reverse().join(''),
-      linked ? keyHash.split('').reverse().join('') : null,
+      other,
+      linked ? other : null,
       linked ? now : null,
       now,
       now,
     ])
-    out.sessions.push([dist.secrets.newId(), userId, keyHash, now, now + 29 * DAY_MS, touchedAt])
+    out.sessions.push([sessionIds[r], userIds[r], keyHash, now, now + 29 * DAY_MS, touchedAt])
   }
   return out
 }
@@ -75,14 +86,11 @@ export async function seedSqlite(dist: Dist, path: string, dataset: Dataset): Pr
   db.pragma('cache_size = -524288')
   const user = db.prepare(`INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
   const session = db.prepare(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
-  const now = Date.now()
-  const insert = db.transaction((batch: Rows) => {
-    for (const row of batch.users) user.run(row)
-    for (const row of batch.sessions) session.run(row)
-  })
-  for (let from = 0; from < dataset.size; from += BATCH) {
-    insert(rows(dist, dataset, from, Math.min(from + BATCH, dataset.size), now))
-  }
+  const all = rows(dist, dataset, Date.now())
+  db.transaction(() => {
+    for (const row of all.users) user.run(row)
+    for (const row of all.sessions) session.run(row)
+  })()
   // Every touch is logged, so the run can prove at most one write per key per interval.
   db.exec(`CREATE TABLE bench_touches (session_id TEXT NOT NULL, touched_at INTEGER NOT NULL);
     CREATE TRIGGER bench_touch AFTER UPDATE OF touched_at ON sessions
@@ -133,17 +141,27 @@ export async function seedPostgres(
     await client.query('BEGIN')
     // As pg_restore --disable-triggers does: the rows are consistent by construction.
     await client.query('SET LOCAL session_replication_role = replica')
+    // As for SQLite: sorted random ids and sorted key hashes paired by rank, inserted in that
+    // order, so every index is appended to.
+    const sortedIds = (
+      name: string,
+    ): string => `${name} AS (SELECT id, row_number() OVER (ORDER BY id) AS r
+      FROM (SELECT gen_random_uuid()::text AS id FROM generate_series(1, ${dataset.size})) AS g)`
     await client.query(`CREATE TEMP TABLE seed ON COMMIT DROP AS
-      SELECT i, gen_random_uuid()::text AS user_id, gen_random_uuid()::text AS session_id,
-        ${hashOf('i')} AS key_hash
-      FROM generate_series(0, ${dataset.size - 1}) AS i`)
+      WITH keys AS (SELECT key_hash, row_number() OVER (ORDER BY key_hash) AS r
+          FROM (SELECT ${hashOf('i')} AS key_hash
+            FROM generate_series(0, ${dataset.size - 1}) AS i) AS g),
+        ${sortedIds('user_ids')}, ${sortedIds('session_ids')}
+      SELECT keys.r, user_ids.id AS user_id, session_ids.id AS session_id, keys.key_hash
+      FROM keys JOIN user_ids USING (r) JOIN session_ids USING (r)`)
     await client.query(`INSERT INTO users (${USER_COLUMNS})
-      SELECT user_id, 'o-${dataset.name}-' || i, NULL, md5(key_hash) || md5(key_hash),
-        CASE WHEN i % 10 = 9 THEN reverse(key_hash) END, CASE WHEN i % 10 = 9 THEN ${now} END,
+      SELECT user_id, 'o-${dataset.name}-' || lpad(r::text, 9, '0'), NULL, reverse(key_hash),
+        CASE WHEN r % 10 = 9 THEN reverse(key_hash) END, CASE WHEN r % 10 = 9 THEN ${now} END,
         ${now}, ${now}
-      FROM seed`)
+      FROM seed ORDER BY r`)
     await client.query(`INSERT INTO sessions (${SESSION_COLUMNS})
-      SELECT session_id, user_id, key_hash, ${now}, ${now + 29 * DAY_MS}, ${touchedAt} FROM seed`)
+      SELECT session_id, user_id, key_hash, ${now}, ${now + 29 * DAY_MS}, ${touchedAt}
+      FROM seed ORDER BY r`)
     await client.query('COMMIT')
     await client.query(`CREATE TABLE bench_touches (session_id text NOT NULL, touched_at bigint);
       CREATE FUNCTION ${schema}.bench_touch() RETURNS trigger LANGUAGE plpgsql AS $$
