@@ -7,7 +7,7 @@
 // BENCH_ONLY (comma-separated scenario ids: run just those, with what they need), BENCH_PROFILE
 // (a directory: campusgate's processes run with --cpu-prof and leave their profiles there).
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../test/helpers/service.js'
@@ -185,7 +185,8 @@ async function main(): Promise<number> {
               : tsx(join(ROOT, 'bench/servers/campusgate.ts'))),
           ],
           env,
-          cwd: dir,
+          // Its own folder: a development key file and ./data are per process.
+          cwd: mkdirSync(join(dir, planned.name), { recursive: true }) ?? join(dir, planned.name),
         })
       } else {
         specs.push({

@@ -8,6 +8,7 @@ import type * as Database from '../../src/db/database.js'
 import type * as Migrate from '../../src/db/migrate.js'
 import type * as RequestLog from '../../src/http/request-log.js'
 import type * as Secrets from '../../src/lib/secrets.js'
+import type * as SecretsAtRest from '../../src/secrets-at-rest.js'
 
 export interface Dist {
   app: typeof App
@@ -17,6 +18,7 @@ export interface Dist {
   migrate: typeof Migrate
   secrets: typeof Secrets
   requestLog: typeof RequestLog
+  secretsAtRest: typeof SecretsAtRest
 }
 
 const DIST = new URL('../../dist/', import.meta.url)
@@ -24,14 +26,16 @@ const DIST = new URL('../../dist/', import.meta.url)
 const load = (path: string): Promise<any> => import(new URL(path, DIST).href)
 
 export async function loadDist(): Promise<Dist> {
-  const [app, clock, config, database, migrate, secrets, requestLog] = await Promise.all([
-    load('app.js'),
-    load('clock.js'),
-    load('config.js'),
-    load('db/database.js'),
-    load('db/migrate.js'),
-    load('lib/secrets.js'),
-    load('http/request-log.js'),
-  ])
-  return { app, clock, config, database, migrate, secrets, requestLog }
+  const [app, clock, config, database, migrate, secrets, requestLog, secretsAtRest] =
+    await Promise.all([
+      load('app.js'),
+      load('clock.js'),
+      load('config.js'),
+      load('db/database.js'),
+      load('db/migrate.js'),
+      load('lib/secrets.js'),
+      load('http/request-log.js'),
+      load('secrets-at-rest.js'),
+    ])
+  return { app, clock, config, database, migrate, secrets, requestLog, secretsAtRest }
 }

@@ -50,27 +50,16 @@ function rows(dist: Dist, dataset: Dataset, now: number): Rows {
   const out: Rows = { users: [], sessions: [] }
   for (let r = 0; r < dataset.size; r += 1) {
     const keyHash = keyHashes[r]
-    const other = keyHash.split('').reverse().join('')
     const linked = r % 10 === 9
     const openId = `o-${dataset.name}-${String(r).padStart(9, '0')}`
-    out.users.push([
-      userIds[r],
-      openId,
-      null,
-      other,
-      linked ? other : null,
-      linked ? now : null,
-      now,
-      now,
-    ])
+    out.users.push([userIds[r], openId, linked ? now : null, now, now])
     out.sessions.push([sessionIds[r], userIds[r], keyHash, now, now + 29 * DAY_MS, touchedAt])
   }
   return out
 }
 
-const USER_COLUMNS =
-  'id, open_id, union_id, messenger_session_key_hash, university_token_hash, ' +
-  'university_linked_at, created_at, updated_at'
+// Encrypted columns stay empty: the key check reads neither; tier 2 is university_linked_at.
+const USER_COLUMNS = 'id, open_id, university_linked_at, created_at, updated_at'
 const SESSION_COLUMNS = 'id, user_id, key_hash, created_at, expires_at, touched_at'
 
 async function migrate(dist: Dist, url: string): Promise<void> {
@@ -84,7 +73,7 @@ export async function seedSqlite(dist: Dist, path: string, dataset: Dataset): Pr
   const db = new SQLite(path)
   db.pragma('synchronous = OFF')
   db.pragma('cache_size = -524288')
-  const user = db.prepare(`INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+  const user = db.prepare(`INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
   const session = db.prepare(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
   const all = rows(dist, dataset, Date.now())
   db.transaction(() => {
@@ -155,8 +144,8 @@ export async function seedPostgres(
       SELECT keys.r, user_ids.id AS user_id, session_ids.id AS session_id, keys.key_hash
       FROM keys JOIN user_ids USING (r) JOIN session_ids USING (r)`)
     await client.query(`INSERT INTO users (${USER_COLUMNS})
-      SELECT user_id, 'o-${dataset.name}-' || lpad(r::text, 9, '0'), NULL, reverse(key_hash),
-        CASE WHEN r % 10 = 9 THEN reverse(key_hash) END, CASE WHEN r % 10 = 9 THEN ${now} END,
+      SELECT user_id, 'o-${dataset.name}-' || lpad(r::text, 9, '0'),
+        CASE WHEN r % 10 = 9 THEN ${now} END,
         ${now}, ${now}
       FROM seed ORDER BY r`)
     await client.query(`INSERT INTO sessions (${SESSION_COLUMNS})

@@ -18,13 +18,13 @@ const defaultLogLevel = config.loadConfig({}).logLevel
 const port = Number(process.env.PORT)
 const database = process.env.DATABASE ?? ''
 
-const LOOKUP = `SELECT s.id, s.user_id, s.expires_at, s.touched_at, u.open_id, u.university_token_hash
+const LOOKUP = `SELECT s.id, s.user_id, s.expires_at, s.touched_at, u.open_id, u.university_linked_at
   FROM sessions s INNER JOIN users u ON u.id = s.user_id WHERE s.key_hash = `
 
 interface Row {
   expires_at: number | string
   open_id: string
-  university_token_hash: string | null
+  university_linked_at: number | string | null
 }
 
 const app = Fastify(requestLog.requestLogging(defaultLogLevel))
@@ -38,7 +38,7 @@ function answer(row: Row | undefined): object | null {
   if (row === undefined || Number(row.expires_at) <= Date.now()) return null
   return {
     openId: row.open_id,
-    tier: row.university_token_hash === null ? 'messenger-registered' : 'university-registered',
+    tier: row.university_linked_at === null ? 'messenger-registered' : 'university-registered',
     expiresAt: new Date(Number(row.expires_at)).toISOString(),
   }
 }
@@ -56,15 +56,14 @@ if (mode === 'bare') {
     return found ?? reply.code(401).send({ error: 'invalid_session_key' })
   })
   const insertUser = db.prepare(
-    `INSERT INTO users (id, open_id, union_id, messenger_session_key_hash, university_token_hash,
-       university_linked_at, created_at, updated_at) VALUES (?, ?, NULL, ?, NULL, NULL, ?, ?)`,
+    `INSERT INTO users (id, open_id, created_at, updated_at) VALUES (?, ?, ?, ?)`,
   )
   const insertSession = db.prepare(
     `INSERT INTO sessions (id, user_id, key_hash, created_at, expires_at, touched_at)
      VALUES (?, ?, ?, ?, ?, ?)`,
   )
   const register = db.transaction((userId: string, keyHash: string, now: number) => {
-    insertUser.run(userId, `raw-${userId}`, hash(userId), now, now)
+    insertUser.run(userId, `raw-${userId}`, now, now)
     insertSession.run(randomUUID(), userId, keyHash, now, now + 30 * 86_400_000, now)
   })
   app.post('/register', async () => {

@@ -3,7 +3,14 @@
 // `requireTier`. Usage: node --import tsx bench/servers/campusgate.ts  (the service's variables)
 import { loadDist } from '../harness/dist.js'
 
-const { app: appModule, clock, config: configModule, database, migrate } = await loadDist()
+const {
+  app: appModule,
+  clock,
+  config: configModule,
+  database,
+  migrate,
+  secretsAtRest,
+} = await loadDist()
 
 const loaded = configModule.loadConfig(process.env)
 // Only for a build that predates RATE_LIMIT_PER_ADDRESS=0: lift the per-address limits by hand.
@@ -13,7 +20,8 @@ const config =
     : loaded
 const db = database.createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
 await migrate.migrateToLatest(db)
-const { app } = await appModule.buildApp({ config, db, clock: clock.systemClock })
+const { cipher } = secretsAtRest.cipherFor(config)
+const { app } = await appModule.buildApp({ config, db, clock: clock.systemClock, cipher })
 
 app.get(
   '/app/profile',
