@@ -75,7 +75,11 @@ export async function startServer(spec: ServerSpec): Promise<Server> {
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)))
   let exited = false
-  child.once('exit', () => (exited = true))
+  child.once('exit', (code, signal) => {
+    exited = true
+    if (!stopping) process.stderr.write(`${spec.name} exited (${code ?? signal}):\n${stderr}\n`)
+  })
+  let stopping = false
   const deadline = Date.now() + 120_000
   while (!(await portOpen(spec.port))) {
     if (exited || Date.now() > deadline) {
@@ -91,15 +95,19 @@ export async function startServer(spec: ServerSpec): Promise<Server> {
     url: `http://127.0.0.1:${spec.port}`,
     pid,
     cpuSeconds() {
+      // A server that died has no /proc entry: its run then fails on its statuses, not here.
+      if (exited) return 0
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
       // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the command name.
       return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
     },
     memory() {
+      if (exited) return { rssMb: 0, peakRssMb: 0 }
       return { rssMb: procStatus(pid, 'VmRSS'), peakRssMb: procStatus(pid, 'VmHWM') }
     },
     async stop() {
       if (exited) return
+      stopping = true
       child.kill('SIGTERM')
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
       await once(child, 'exit')
