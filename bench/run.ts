@@ -1,175 +1,320 @@
-// npm run bench: load campusgate's hot paths on SQLite and PostgreSQL in one run, so the
-// figures can be compared with each other (the machine is shared; absolute numbers drift).
-// Options: BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 20),
-// BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test; "" skips PostgreSQL).
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+// npm run bench: campusgate, its baselines and better-auth measured in one run on this machine:
+// every server in its own process pinned to one core, wrk pinned to the other, several interleaved
+// rounds, medians. `--quick` runs each scenario for two seconds on small datasets, to prove the bench
+// still works (statuses are checked, speed is not). Writes bench/results/latest.json (or
+// bench/results/quick.json with --quick). See docs/performance.md.
+// Environment: BENCH_SECONDS, BENCH_ROUNDS, BENCH_POSTGRES_URL ("" leaves PostgreSQL out),
+// BENCH_ONLY (comma-separated scenario ids: run just those, with what they need), BENCH_PROFILE
+// (a directory: campusgate's processes run with --cpu-prof and leave their profiles there).
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import autocannon from 'autocannon'
-import pg from 'pg'
-import { SANDBOX_APP } from '../src/sandbox/routes.js'
 import { freePort } from '../test/helpers/service.js'
+import { BENCH_APP } from './harness/bench-app.js'
+import { loadDist } from './harness/dist.js'
+import { makePlan, settingsFrom, type Plan, type Scenario } from './harness/plan.js'
+import {
+  LOAD_CPU,
+  SERVER_CPU,
+  startServer,
+  type Server,
+  type ServerSpec,
+} from './harness/processes.js'
+import { report, type Run } from './harness/report.js'
+import {
+  countTouchesPostgres,
+  countTouchesSqlite,
+  dropPostgresSchemas,
+  schemaUrl,
+  seedPostgres,
+  seedSqlite,
+  type TouchCount,
+} from './harness/seed.js'
+import { allAsExpected, requestsPerSecond, runWrk } from './harness/wrk.js'
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 20)
-const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const ROOT = new URL('..', import.meta.url).pathname
+process.chdir(ROOT)
 
-interface Row {
-  scenario: string
-  database: string
-  requestsPerSecond: number
-  p50Ms: number
-  p99Ms: number
-  errors: number
+const settings = settingsFrom(process.argv.slice(2), process.env)
+const plan = narrow(makePlan(settings), process.env.BENCH_ONLY)
+const notes: string[] = []
+const log = (line: string): void => void process.stderr.write(`${line}\n`)
+
+/** BENCH_ONLY: the named scenarios, and the servers and datasets they use. */
+function narrow(full: Plan, only: string | undefined): Plan {
+  if (only === undefined || only === '') return full
+  const ids = only.split(',')
+  const scenarios = full.scenarios.filter((s) => ids.includes(s.id))
+  const servers = full.servers.filter((s) => scenarios.some((c) => c.server === s.name))
+  const used = new Set(servers.flatMap((s) => ('dataset' in s.what ? [s.what.dataset] : [])))
+  return { scenarios, servers, datasets: full.datasets.filter((d) => used.has(d.name)) }
 }
 
-async function startServer(
-  env: Record<string, string>,
-): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/server.ts'], {
-    env: { PATH: process.env.PATH, PORT: String(port), LOG_LEVEL: 'error', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+function newestMtime(dir: string): number {
+  const listing = spawnSync('find', [dir, '-type', 'f', '-printf', '%T@\\n'], { encoding: 'utf8' })
+  return Math.max(0, ...listing.stdout.split('\n').filter(Boolean).map(Number))
+}
+
+/** campusgate is measured as `npm start` runs it: from dist/, rebuilt when the sources are newer. */
+function ensureBuild(): void {
+  if (existsSync('dist/main.js') && newestMtime('dist') >= newestMtime('src')) return
+  log('building dist/ …')
+  const build = spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' })
+  if (build.status !== 0) throw new Error('npm run build failed')
+}
+
+/** better-auth comes from bench/package.json, installed on first use. */
+function ensureBenchDependencies(): void {
+  if (existsSync('bench/node_modules/better-auth/package.json')) return
+  log('installing bench/package.json (better-auth) …')
+  const install = spawnSync('npm', ['ci', '--prefix', 'bench', '--no-audit', '--no-fund'], {
+    stdio: 'inherit',
   })
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 300; i += 1) {
-    try {
-      if ((await fetch(`${url}/openapi.json`)).ok) return { url, child }
-    } catch {
-      await new Promise((r) => setTimeout(r, 100))
+  if (install.status !== 0) throw new Error('npm ci --prefix bench failed')
+}
+
+// Resolved here, so servers started in another working directory still find it.
+const TSX = import.meta.resolve('tsx')
+const tsx = (file: string, ...args: string[]): string[] => ['--import', TSX, file, ...args]
+
+async function main(): Promise<number> {
+  ensureBuild()
+  ensureBenchDependencies()
+  const dist = await loadDist()
+  const dir = mkdtempSync(join(tmpdir(), 'campusgate-bench-'))
+  const schemas: string[] = []
+  const servers = new Map<string, Server>()
+  try {
+    // SPEC "Rate limits": one address sends all the load, so the per-address limits are off.
+    const configSource = readFileSync('dist/config.js', 'utf8')
+    const hasLimitVariables = configSource.includes('RATE_LIMIT_PER_ADDRESS')
+    if (!hasLimitVariables) {
+      notes.push(
+        'this build predates RATE_LIMIT_PER_ADDRESS: campusgate ran from bench/servers/' +
+          'campusgate.ts (dist/ with the per-address limits lifted), not node dist/main.js',
+      )
     }
-  }
-  throw new Error('bench server did not start')
-}
 
-async function register(url: string): Promise<string> {
-  const minted = (await (
-    await fetch(`${url}/_sandbox/messenger/login-codes`, { method: 'POST' })
-  ).json()) as {
-    code: string
-  }
-  const response = await fetch(`${url}/register/messenger`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ...SANDBOX_APP, code: minted.code }),
-  })
-  return ((await response.json()) as { sessionKey: string }).sessionKey
-}
+    log('seeding …')
+    const started = Date.now()
+    const urls = new Map<string, string>()
+    for (const dataset of plan.datasets) {
+      if (dataset.engine === 'sqlite') {
+        const path = join(dir, `${dataset.name}.db`)
+        await seedSqlite(dist, path, dataset)
+        urls.set(dataset.name, path)
+      } else {
+        const schema = `cgbench_${dataset.name}_${process.pid}`
+        schemas.push(schema)
+        await seedPostgres(dist, settings.postgresUrl!, schema, dataset)
+        urls.set(dataset.name, schemaUrl(settings.postgresUrl!, schema))
+      }
+      log(
+        `  ${dataset.name}: ${dataset.size} sessions (${Math.round((Date.now() - started) / 1000)}s)`,
+      )
+    }
+    const cookies = join(dir, 'better-auth-cookies')
+    const betterAuthDb = join(dir, 'better-auth.db')
+    if (plan.servers.some((s) => s.what.kind === 'better-auth')) {
+      const seeded = spawnSync(
+        process.execPath,
+        tsx(
+          'bench/servers/better-auth.ts',
+          'seed',
+          String(settings.betterAuthSessions),
+          cookies,
+          String(settings.betterAuthCached),
+        ),
+        { env: { ...process.env, DATABASE: betterAuthDb }, stdio: 'inherit' },
+      )
+      if (seeded.status !== 0) throw new Error('seeding better-auth failed')
+      log(
+        `  better-auth: ${settings.betterAuthSessions} sessions (${Math.round((Date.now() - started) / 1000)}s)`,
+      )
+    }
 
-async function load(scenario: string, database: string, options: autocannon.Options): Promise<Row> {
-  const result = await autocannon({ connections, duration: seconds, ...options })
-  const errors = result.errors + result.non2xx
-  const row = {
-    scenario,
-    database,
-    requestsPerSecond: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors,
-  }
-  console.log(JSON.stringify(row))
-  return row
-}
-
-async function scenarios(database: string, env: Record<string, string>): Promise<Row[]> {
-  const rows: Row[] = []
-  const server = await startServer(env)
-  try {
-    const keys = await Promise.all(Array.from({ length: 50 }, () => register(server.url)))
-    rows.push(
-      await load('GET /session (touch at most once a minute)', database, {
-        url: `${server.url}/session`,
-        setupClient: rotate(keys),
-      }),
-    )
-    rows.push(
-      await load('GET /openapi.json (no database)', database, {
-        url: `${server.url}/openapi.json`,
-      }),
-    )
-  } finally {
-    server.child.kill('SIGTERM')
-  }
-  // The same read path when every use writes the expiry back.
-  const eager = await startServer({ ...env, SESSION_TOUCH_INTERVAL: '1ms' })
-  try {
-    const keys = await Promise.all(Array.from({ length: 50 }, () => register(eager.url)))
-    rows.push(
-      await load('GET /session (touch on every use)', database, {
-        url: `${eager.url}/session`,
-        setupClient: rotate(keys),
-      }),
-    )
-    rows.push(
-      await load(
-        'mint code + POST /register/messenger (2 requests each)',
-        database,
-        registration(eager.url),
-      ),
-    )
-  } finally {
-    eager.child.kill('SIGTERM')
-  }
-  return rows
-}
-
-/** Each autocannon client sends its own key (sessions are per user). */
-function rotate(keys: string[]): (client: autocannon.Client) => void {
-  let n = 0
-  return (client) => {
-    client.setHeaders({
-      authorization: keys[n++ % keys.length],
-      accept: 'application/vnd.service.v1+json',
+    log('starting servers …')
+    const code2sessionPort = await freePort()
+    const code2session = await startServer({
+      name: 'code2session',
+      command: process.execPath,
+      args: tsx('bench/servers/code2session.ts'),
+      env: { PORT: String(code2sessionPort) },
+      port: code2sessionPort,
+      cpu: LOAD_CPU,
     })
-  }
-}
-
-/** Each request first mints a login code at the sandbox, as the mini-program would. */
-function registration(url: string): autocannon.Options {
-  return {
-    url,
-    requests: [
-      {
-        method: 'POST',
-        path: '/_sandbox/messenger/login-codes',
-        onResponse: (_status, body, context) => {
-          ;(context as { code?: string }).code = (JSON.parse(body) as { code: string }).code
-        },
-      },
-      {
-        method: 'POST',
-        path: '/register/messenger',
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (request, context) => ({
-          ...request,
-          body: JSON.stringify({ ...SANDBOX_APP, code: (context as { code?: string }).code }),
-        }),
-      },
-    ],
-  }
-}
-
-const dir = mkdtempSync(join(tmpdir(), 'campusgate-bench-'))
-const all: Row[] = []
-try {
-  all.push(...(await scenarios('sqlite', { DATABASE_URL: `sqlite:${join(dir, 'bench.db')}` })))
-  if (postgresUrl !== '') {
-    const schema = `cg_bench_${process.pid}`
-    const admin = new pg.Client({ connectionString: postgresUrl })
-    await admin.connect()
-    await admin.query(`CREATE SCHEMA ${schema}`)
-    try {
-      const url = new URL(postgresUrl)
-      url.searchParams.set('options', `-c search_path=${schema}`)
-      all.push(...(await scenarios('postgres', { DATABASE_URL: url.toString() })))
-    } finally {
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`)
-      await admin.end()
+    servers.set('code2session', code2session)
+    const specs: ServerSpec[] = []
+    for (const planned of plan.servers) {
+      const port = await freePort()
+      const what = planned.what
+      const base = { name: planned.name, port, cpu: SERVER_CPU, command: process.execPath }
+      if (what.kind === 'bare') {
+        specs.push({
+          ...base,
+          args: tsx('bench/servers/baselines.ts', 'bare'),
+          env: { PORT: String(port) },
+        })
+      } else if (what.kind === 'raw') {
+        const database = urls.get(what.dataset)!
+        specs.push({
+          ...base,
+          args: tsx('bench/servers/baselines.ts', what.engine === 'sqlite' ? 'sqlite' : 'pg'),
+          env: { PORT: String(port), DATABASE: database },
+        })
+      } else if (what.kind === 'campusgate') {
+        const database = urls.get(what.dataset)!
+        const env: Record<string, string> = {
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATABASE_URL: database.startsWith('postgres') ? database : `sqlite:${database}`,
+          RATE_LIMIT_PER_ADDRESS: '0',
+          RATE_LIMIT_REGISTRATION_PER_ADDRESS: '0',
+        }
+        if (what.messenger === true) env.MESSENGER_API_BASE_URL = code2session.url
+        const direct = !what.appRoute && hasLimitVariables
+        if (!hasLimitVariables) env.BENCH_LIFT_RATE_LIMITS = '1'
+        const profile = process.env.BENCH_PROFILE
+        specs.push({
+          ...base,
+          args: [
+            ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+            ...(direct
+              ? [join(ROOT, 'dist/main.js')]
+              : tsx(join(ROOT, 'bench/servers/campusgate.ts'))),
+          ],
+          env,
+          // Its own folder: a development key file and ./data are per process.
+          cwd: mkdirSync(join(dir, planned.name), { recursive: true }) ?? join(dir, planned.name),
+        })
+      } else {
+        specs.push({
+          ...base,
+          args: tsx('bench/servers/better-auth.ts', what.mode),
+          env: { PORT: String(port), DATABASE: betterAuthDb },
+        })
+      }
     }
+    // A few at a time: twenty Node processes starting at once on two cores would time out.
+    const queue = [...specs]
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let spec = queue.shift(); spec !== undefined; spec = queue.shift()) {
+          servers.set(spec.name, await startServer(spec))
+        }
+      }),
+    )
+
+    // Single-use keys: each run of a logout or touch scenario gets a fresh slice of its dataset.
+    const cursors = new Map<string, number>()
+    const slices = new Map<string, number>()
+    const scriptFor = (scenario: Scenario, seconds: number): Record<string, string | number> => {
+      const base = { method: scenario.method, path: scenario.path }
+      const keys = scenario.keys
+      if (keys.from === 'code') {
+        const salt = `c${process.pid}-${Date.now()}-`
+        return { ...base, keys: 'code', salt, appid: BENCH_APP.appId, secret: BENCH_APP.appSecret }
+      }
+      if (keys.from === 'file') {
+        const file = keys.file === 'plain' ? cookies : `${cookies}.cached`
+        return { ...base, keys: 'file', file, header: 'cookie', nonnull: 1 }
+      }
+      const dataset = plan.datasets.find((d) => d.name === keys.dataset)!
+      if (keys.from === 'slice') {
+        const start = cursors.get(dataset.name) ?? 0
+        const limit = Math.ceil(seconds * keys.perSecond)
+        if (start + limit > dataset.size) throw new Error(`${dataset.name}: out of single-use keys`)
+        cursors.set(dataset.name, start + limit)
+        slices.set(scenario.id, limit)
+        return { ...base, keys: 'generated', salt: dataset.salt, n: dataset.size, start, limit }
+      }
+      return { ...base, keys: 'generated', salt: keys.salt ?? dataset.salt, n: dataset.size }
+    }
+
+    const runs: Run[] = []
+    const measure = async (scenario: Scenario, round: number, seconds: number): Promise<void> => {
+      const server = servers.get(scenario.server)!
+      const cpuBefore = server.cpuSeconds()
+      const result = await runWrk({
+        url: server.url,
+        seconds,
+        connections: settings.connections,
+        script: scriptFor(scenario, seconds),
+      })
+      const cpuUsed = server.cpuSeconds() - cpuBefore
+      const serverCpu = cpuUsed / (result.durationUs / 1e6)
+      // CPU per answer: unlike req/s, it holds when other work shares the server's core.
+      const cpuUsPerRequest = (cpuUsed * 1e6) / Math.max(1, result.requests)
+      const ok = allAsExpected(result, scenario.expect)
+      const slice = slices.get(scenario.id)
+      if (slice !== undefined && result.requests > slice) {
+        notes.push(`${scenario.id} round ${round}: more requests than single-use keys (${slice})`)
+      }
+      runs.push({
+        scenario: scenario.id,
+        round,
+        rps: requestsPerSecond(result),
+        serverCpu,
+        cpuUsPerRequest,
+        ok,
+        result,
+      })
+      log(
+        `  ${round === 0 ? 'warm-up' : `round ${round}`} ${scenario.id}: ` +
+          `${Math.round(requestsPerSecond(result))} req/s${ok ? '' : ` WRONG ${JSON.stringify(result.statuses)}`}`,
+      )
+    }
+
+    if (settings.warmupSeconds > 0) {
+      log('warming up …')
+      for (const scenario of plan.scenarios) await measure(scenario, 0, settings.warmupSeconds)
+    }
+    for (let round = 1; round <= settings.rounds; round += 1) {
+      log(`round ${round} of ${settings.rounds} …`)
+      // Interleaved, and rotated each round so no scenario always follows the same neighbour.
+      const shift =
+        ((round - 1) * Math.ceil(plan.scenarios.length / settings.rounds)) % plan.scenarios.length
+      const order = [...plan.scenarios.slice(shift), ...plan.scenarios.slice(0, shift)]
+      for (const scenario of order) await measure(scenario, round, settings.seconds)
+    }
+
+    // The sliding validity's writes, counted by the trigger the seeder installed.
+    const interval = dist.config.loadConfig({}).sessionTouchIntervalMs
+    const touches: Record<string, TouchCount> = {}
+    for (const dataset of plan.datasets) {
+      if (dataset.size === 0) continue
+      const where = urls.get(dataset.name)!
+      touches[dataset.name] =
+        dataset.engine === 'sqlite'
+          ? countTouchesSqlite(where, interval)
+          : await countTouchesPostgres(where, interval)
+    }
+    const memory = Object.fromEntries(
+      [...servers.values()].map((server) => [server.name, server.memory()]),
+    )
+    const partial = ['BENCH_ONLY', 'BENCH_SECONDS', 'BENCH_ROUNDS'].some((v) => process.env[v])
+    return report({
+      settings,
+      plan,
+      runs,
+      touches,
+      memory,
+      notes,
+      touchIntervalMs: interval,
+      partial,
+    })
+  } finally {
+    await Promise.all([...servers.values()].map((server) => server.stop()))
+    if (schemas.length > 0) await dropPostgresSchemas(settings.postgresUrl!, schemas)
+    rmSync(dir, { recursive: true, force: true })
   }
-} finally {
-  rmSync(dir, { recursive: true, force: true })
 }
-console.log(`\n${connections} connections, ${seconds}s per scenario\n`)
-console.table(all)
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    log(error instanceof Error ? (error.stack ?? error.message) : String(error))
+    process.exit(1)
+  },
+)

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
@@ -8,6 +8,7 @@ import { BODY_LIMIT_BYTES, mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
 import { protocolEdgeOptions } from './http/protocol-edge.js'
 import { rateLimits } from './http/rate-limit.js'
+import { logCompletedRequests, requestLogging } from './http/request-log.js'
 import { tierGuard } from './http/tier-guard.js'
 import { createMailTransport, type MailTransport } from './mail/transport.js'
 import { createMailWorker, type MailWorker } from './mail/worker.js'
@@ -53,14 +54,6 @@ export interface Campusgate {
   metrics: Metrics
 }
 
-/**
- * What a request log line shows: method and path only. Query strings carry registration codes and
- * the callback's client_secret; headers carry session keys and attempt cookies.
- */
-function requestForLog(request: FastifyRequest): Record<string, string> {
-  return { method: request.method, path: request.url.split('?')[0] ?? '', ip: request.ip }
-}
-
 function trustProxyOption(
   value: Config['trustProxy'],
 ): false | string[] | ((address: string, hop: number) => boolean) {
@@ -73,17 +66,14 @@ function trustProxyOption(
 export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   const { config, db, clock } = deps
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
-      serializers: { req: requestForLog },
-    },
+    ...requestLogging(config.logLevel, deps.logStream),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: trustProxyOption(config.trustProxy),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: false },
     ...protocolEdgeOptions(config.requestTimeoutMs),
   })
+  logCompletedRequests(app)
 
   const metrics = createMetrics({
     version: VERSION,

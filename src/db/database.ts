@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
+import { cachingSqlite, preparingPool } from './statements.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -51,8 +52,13 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     sqlite.pragma('synchronous = NORMAL')
     // Deleted and overwritten content is zeroed, not left in free pages for a file reader.
     sqlite.pragma('secure_delete = ON')
+    // Reads of the first 64 MiB come from a memory map, without a system call per page; the
+    // bound keeps the resident size in check however large the file grows.
+    sqlite.pragma('mmap_size = 67108864')
     return {
-      kysely: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }),
+      kysely: new Kysely<Database>({
+        dialect: new SqliteDialect({ database: cachingSqlite(sqlite) }),
+      }),
       dialect: 'sqlite',
       schema: null,
       onConnectionError: () => undefined,
@@ -74,7 +80,7 @@ export function createDb(url: string, options: { poolSize: number }): Db {
   // the next one) fails with the same error and is answered 503, so nothing more is done here.
   pool.on('connect', (client) => client.on('error', () => undefined))
   return {
-    kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) }),
     dialect: 'postgres',
     schema: searchPathOf(url),
     onConnectionError: (next) => (listener = next),

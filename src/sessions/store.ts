@@ -1,3 +1,4 @@
+import { precompiled } from '../db/precompiled.js'
 import type { Queryable, SessionRow } from '../db/schema.js'
 
 // The one store that writes the `sessions` table.
@@ -48,27 +49,34 @@ export async function replaceSession(
     .execute()
 }
 
+// The key check runs on every authenticated request: built and compiled once, then only run.
+const sessionByKeyHash = precompiled(
+  (db, keyHash: string) =>
+    db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .select([
+        'sessions.id',
+        'sessions.user_id',
+        'sessions.expires_at',
+        'sessions.touched_at',
+        'users.open_id',
+        'users.university_linked_at',
+        'users.university_subject',
+        'users.university_email',
+        'users.university_name',
+        'users.university_is_student',
+      ])
+      .where('sessions.key_hash', '=', keyHash),
+  1,
+)
+
 export async function findSessionByKeyHash(
   db: Queryable,
   keyHash: string,
 ): Promise<SessionRecord | null> {
-  const row = await db
-    .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select([
-      'sessions.id',
-      'sessions.user_id',
-      'sessions.expires_at',
-      'sessions.touched_at',
-      'users.open_id',
-      'users.university_linked_at',
-      'users.university_subject',
-      'users.university_email',
-      'users.university_name',
-      'users.university_is_student',
-    ])
-    .where('sessions.key_hash', '=', keyHash)
-    .executeTakeFirst()
+  const { rows } = await sessionByKeyHash(db, keyHash)
+  const row = rows[0]
   return row === undefined ? null : rowToSession(row)
 }
 
@@ -105,18 +113,23 @@ function rowToSession(row: {
  * Writes a later expiry. Matching on the id makes a touch that races a logout or rotation a
  * no-op: a deleted or replaced session is never brought back.
  */
+const touch = precompiled(
+  (db, sessionId: string, expiresAt: number, now: number) =>
+    db
+      .updateTable('sessions')
+      .set({ expires_at: expiresAt, touched_at: now })
+      .where('id', '=', sessionId)
+      .where('expires_at', '<', expiresAt),
+  3,
+)
+
 export async function touchSession(
   db: Queryable,
   sessionId: string,
   expiresAt: number,
   now: number,
 ): Promise<void> {
-  await db
-    .updateTable('sessions')
-    .set({ expires_at: expiresAt, touched_at: now })
-    .where('id', '=', sessionId)
-    .where('expires_at', '<', expiresAt)
-    .execute()
+  await touch(db, sessionId, expiresAt, now)
 }
 
 /** Deletes one session; returns its user when this call was the one that ended it. */

@@ -1,0 +1,41 @@
+// campusgate's build (dist/), what `npm start` runs: bench code loads the service from there,
+// with the sources' types.
+
+import type * as App from '../../src/app.js'
+import type * as Clock from '../../src/clock.js'
+import type * as Config from '../../src/config.js'
+import type * as Database from '../../src/db/database.js'
+import type * as Migrate from '../../src/db/migrate.js'
+import type * as RequestLog from '../../src/http/request-log.js'
+import type * as Secrets from '../../src/lib/secrets.js'
+import type * as SecretsAtRest from '../../src/secrets-at-rest.js'
+
+export interface Dist {
+  app: typeof App
+  clock: typeof Clock
+  config: typeof Config
+  database: typeof Database
+  migrate: typeof Migrate
+  secrets: typeof Secrets
+  requestLog: typeof RequestLog
+  secretsAtRest: typeof SecretsAtRest
+}
+
+const DIST = new URL('../../dist/', import.meta.url)
+
+const load = (path: string): Promise<any> => import(new URL(path, DIST).href)
+
+export async function loadDist(): Promise<Dist> {
+  const [app, clock, config, database, migrate, secrets, requestLog, secretsAtRest] =
+    await Promise.all([
+      load('app.js'),
+      load('clock.js'),
+      load('config.js'),
+      load('db/database.js'),
+      load('db/migrate.js'),
+      load('lib/secrets.js'),
+      load('http/request-log.js'),
+      load('secrets-at-rest.js'),
+    ])
+  return { app, clock, config, database, migrate, secrets, requestLog, secretsAtRest }
+}

@@ -1,0 +1,291 @@
+// What one bench run loads: the datasets, the servers (each its own process) and the scenarios.
+import { saltFor, type Dataset } from './seed.js'
+
+export interface Settings {
+  quick: boolean
+  rounds: number
+  seconds: number
+  warmupSeconds: number
+  connections: number
+  /** Live sessions of the small, medium and large datasets. */
+  sizes: readonly [number, number, number]
+  betterAuthSessions: number
+  /** How many of them also get the cookie cache's cookie (collected through better-auth). */
+  betterAuthCached: number
+  /** Highest rates the slices of single-use keys are sized for (logout, touch). */
+  maxLogoutPerSecond: number
+  maxTouchPerSecond: number
+  postgresUrl: string | null
+}
+
+export function settingsFrom(args: string[], env: NodeJS.ProcessEnv): Settings {
+  const quick = args.includes('--quick')
+  const postgresUrl = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  const seconds = Number(env.BENCH_SECONDS ?? (quick ? 2 : 5))
+  return {
+    quick,
+    rounds: Number(env.BENCH_ROUNDS ?? (quick ? 1 : 3)),
+    seconds,
+    warmupSeconds: quick ? 0 : 2,
+    connections: 10,
+    sizes: quick ? [1_000, 5_000, 20_000] : [10_000, 100_000, 1_000_000],
+    betterAuthSessions: quick ? 300 : 10_000,
+    betterAuthCached: quick ? 300 : 2_000,
+    maxLogoutPerSecond: 5_000,
+    maxTouchPerSecond: 8_000,
+    postgresUrl: postgresUrl === '' ? null : postgresUrl,
+  }
+}
+
+export function sizeLabel(size: number): string {
+  return size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1_000}k`
+}
+
+export type Engine = 'sqlite' | 'postgres'
+
+export interface PlannedDataset extends Dataset {
+  engine: Engine
+  /** Datasets whose keys are each used once (logout, touch) hand out slices. */
+  singleUse: boolean
+}
+
+export type ServerKind =
+  | { kind: 'bare' }
+  | { kind: 'raw'; engine: Engine; dataset: string }
+  | { kind: 'campusgate'; dataset: string; appRoute: boolean; messenger?: boolean }
+  | { kind: 'better-auth'; mode: 'node' | 'fastify' }
+
+export interface PlannedServer {
+  name: string
+  what: ServerKind
+}
+
+export interface Scenario {
+  id: string
+  label: string
+  server: string
+  method: 'GET' | 'POST'
+  path: string
+  expect: number
+  /** How load.lua picks credentials. */
+  keys:
+    | { from: 'dataset'; dataset: string; salt?: string }
+    | { from: 'slice'; dataset: string; perSecond: number }
+    | { from: 'code' }
+    | { from: 'file'; file: 'plain' | 'cached' }
+}
+
+export interface Plan {
+  datasets: PlannedDataset[]
+  servers: PlannedServer[]
+  scenarios: Scenario[]
+}
+
+export const UNKNOWN_SALT = saltFor('unknown')
+
+export function makePlan(settings: Settings): Plan {
+  const [small, medium, large] = settings.sizes
+  const sizes = [small, medium, large]
+  const runs = settings.rounds + (settings.warmupSeconds > 0 ? 1 : 0)
+  const seconds = Math.max(settings.seconds, settings.warmupSeconds)
+  const dataset = (name: string, engine: Engine, size: number, extra: Partial<PlannedDataset>) => ({
+    name,
+    engine,
+    size,
+    salt: saltFor(name),
+    dueTouch: false,
+    singleUse: false,
+    ...extra,
+  })
+  const datasets: PlannedDataset[] = sizes.map((size) =>
+    dataset(`sqlite${sizeLabel(size)}`, 'sqlite', size, {}),
+  )
+  datasets.push(
+    dataset('logout', 'sqlite', runs * seconds * settings.maxLogoutPerSecond, { singleUse: true }),
+    dataset('touch', 'sqlite', runs * seconds * settings.maxTouchPerSecond, {
+      singleUse: true,
+      dueTouch: true,
+    }),
+    dataset('register', 'sqlite', 0, {}),
+    dataset('rawregister', 'sqlite', 0, {}),
+  )
+  const servers: PlannedServer[] = [{ name: 'bare', what: { kind: 'bare' } }]
+  const scenarios: Scenario[] = []
+  const get = (id: string, label: string, server: string, path: string, keys: Scenario['keys']) =>
+    scenarios.push({ id, label, server, method: 'GET', path, expect: 200, keys })
+
+  get('bare', 'bare Fastify route', 'bare', '/session', {
+    from: 'dataset',
+    dataset: 'sqlite' + sizeLabel(small),
+  })
+  for (const size of [small, large]) {
+    const name = `sqlite${sizeLabel(size)}`
+    servers.push({ name: `raw-${name}`, what: { kind: 'raw', engine: 'sqlite', dataset: name } })
+    get(`raw-${name}`, `raw SQLite lookup, ${sizeLabel(size)}`, `raw-${name}`, '/session', {
+      from: 'dataset',
+      dataset: name,
+    })
+  }
+  for (const size of sizes) {
+    const name = `sqlite${sizeLabel(size)}`
+    servers.push({
+      name: `cg-${name}`,
+      what: { kind: 'campusgate', dataset: name, appRoute: false },
+    })
+    servers.push({
+      name: `app-${name}`,
+      what: { kind: 'campusgate', dataset: name, appRoute: true },
+    })
+    get(`session-${name}`, `GET /session, SQLite, ${sizeLabel(size)}`, `cg-${name}`, '/session', {
+      from: 'dataset',
+      dataset: name,
+    })
+    get(
+      `app-${name}`,
+      `app route (requireTier), SQLite, ${sizeLabel(size)}`,
+      `app-${name}`,
+      '/app/profile',
+      {
+        from: 'dataset',
+        dataset: name,
+      },
+    )
+  }
+  const largeName = `sqlite${sizeLabel(large)}`
+  scenarios.push({
+    id: `unknown-${largeName}`,
+    label: `GET /session, unknown keys, SQLite, ${sizeLabel(large)}`,
+    server: `cg-${largeName}`,
+    method: 'GET',
+    path: '/session',
+    expect: 401,
+    keys: { from: 'dataset', dataset: largeName, salt: UNKNOWN_SALT },
+  })
+  servers.push({
+    name: 'cg-touch',
+    what: { kind: 'campusgate', dataset: 'touch', appRoute: false },
+  })
+  get('touch-sqlite', 'GET /session, every key due a touch, SQLite', 'cg-touch', '/session', {
+    from: 'slice',
+    dataset: 'touch',
+    perSecond: settings.maxTouchPerSecond,
+  })
+  servers.push({
+    name: 'cg-logout',
+    what: { kind: 'campusgate', dataset: 'logout', appRoute: false },
+  })
+  scenarios.push({
+    id: 'logout-sqlite',
+    label: 'POST /logout, SQLite',
+    server: 'cg-logout',
+    method: 'POST',
+    path: '/logout',
+    expect: 200,
+    keys: { from: 'slice', dataset: 'logout', perSecond: settings.maxLogoutPerSecond },
+  })
+  servers.push({
+    name: 'cg-register',
+    what: { kind: 'campusgate', dataset: 'register', appRoute: false, messenger: true },
+  })
+  scenarios.push({
+    id: 'register-sqlite',
+    label: 'POST /register/messenger, SQLite',
+    server: 'cg-register',
+    method: 'POST',
+    path: '/register/messenger',
+    expect: 200,
+    keys: { from: 'code' },
+  })
+  servers.push({
+    name: 'raw-rawregister',
+    what: { kind: 'raw', engine: 'sqlite', dataset: 'rawregister' },
+  })
+  scenarios.push({
+    id: 'raw-register-sqlite',
+    label: 'raw SQLite INSERTs of a registration',
+    server: 'raw-rawregister',
+    method: 'POST',
+    path: '/register',
+    expect: 200,
+    keys: { from: 'code' },
+  })
+
+  if (settings.postgresUrl !== null) {
+    for (const size of [small, large]) {
+      const name = `pg${sizeLabel(size)}`
+      datasets.push(dataset(name, 'postgres', size, {}))
+      servers.push({
+        name: `raw-${name}`,
+        what: { kind: 'raw', engine: 'postgres', dataset: name },
+      })
+      servers.push({
+        name: `cg-${name}`,
+        what: { kind: 'campusgate', dataset: name, appRoute: false },
+      })
+      get(`raw-${name}`, `raw prepared pg lookup, ${sizeLabel(size)}`, `raw-${name}`, '/session', {
+        from: 'dataset',
+        dataset: name,
+      })
+      get(
+        `session-${name}`,
+        `GET /session, PostgreSQL, ${sizeLabel(size)}`,
+        `cg-${name}`,
+        '/session',
+        {
+          from: 'dataset',
+          dataset: name,
+        },
+      )
+    }
+    const pgLarge = `pg${sizeLabel(large)}`
+    servers.push({
+      name: `app-${pgLarge}`,
+      what: { kind: 'campusgate', dataset: pgLarge, appRoute: true },
+    })
+    get(
+      `app-${pgLarge}`,
+      `app route (requireTier), PostgreSQL, ${sizeLabel(large)}`,
+      `app-${pgLarge}`,
+      '/app/profile',
+      {
+        from: 'dataset',
+        dataset: pgLarge,
+      },
+    )
+    datasets.push(dataset('pgregister', 'postgres', 0, {}))
+    servers.push({
+      name: 'cg-pgregister',
+      what: { kind: 'campusgate', dataset: 'pgregister', appRoute: false, messenger: true },
+    })
+    scenarios.push({
+      id: 'register-pg',
+      label: 'POST /register/messenger, PostgreSQL',
+      server: 'cg-pgregister',
+      method: 'POST',
+      path: '/register/messenger',
+      expect: 200,
+      keys: { from: 'code' },
+    })
+  }
+
+  servers.push({ name: 'ba-node', what: { kind: 'better-auth', mode: 'node' } })
+  servers.push({ name: 'ba-fastify', what: { kind: 'better-auth', mode: 'fastify' } })
+  get(
+    'better-auth',
+    'better-auth get-session (toNodeHandler)',
+    'ba-node',
+    '/api/auth/get-session',
+    {
+      from: 'file',
+      file: 'plain',
+    },
+  )
+  get(
+    'better-auth-cached',
+    'better-auth in Fastify, cookie cache',
+    'ba-fastify',
+    '/api/auth/get-session',
+    { from: 'file', file: 'cached' },
+  )
+  return { datasets, servers, scenarios }
+}

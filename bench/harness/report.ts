@@ -1,0 +1,244 @@
+// The run's figures: medians per scenario, the issue's ratios and targets, the touch writes, a
+// table on stdout and bench/results/latest.json (quick.json for --quick) with every raw figure.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
+import type { Plan, Settings } from './plan.js'
+import type { TouchCount } from './seed.js'
+import type { WrkResult } from './wrk.js'
+
+export interface Run {
+  scenario: string
+  /** 0 is the warm-up, left out of the medians. */
+  round: number
+  rps: number
+  /** Share of one core the server used during the run. */
+  serverCpu: number
+  /** Server CPU time per answered request, in microseconds. */
+  cpuUsPerRequest: number
+  ok: boolean
+  result: WrkResult
+}
+
+export interface ReportInput {
+  settings: Settings
+  plan: Plan
+  runs: Run[]
+  touches: Record<string, TouchCount>
+  memory: Record<string, { rssMb: number; peakRssMb: number }>
+  notes: string[]
+  touchIntervalMs: number
+  /** BENCH_ONLY or BENCH_SECONDS/BENCH_ROUNDS changed the run: not the reference figures. */
+  partial: boolean
+}
+
+interface Median {
+  rps: number
+  p50Ms: number
+  p99Ms: number
+  serverCpu: number
+  cpuUsPerRequest: number
+  /** Share of its core wrk used: near 100% would make wrk the bottleneck. */
+  loadCpu: number
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+const round = (value: number, digits: number): number => Number(value.toFixed(digits))
+
+function version(command: string, args: string[]): string {
+  // wrk prints its version with its usage and exits 1: the first line is read either way.
+  const result = spawnSync(command, args, { encoding: 'utf8' })
+  return `${result.stdout}${result.stderr}`.split('\n')[0]?.trim() || 'unknown'
+}
+
+export function report(input: ReportInput): number {
+  const { settings, plan, runs } = input
+  const medians = new Map<string, Median>()
+  for (const scenario of plan.scenarios) {
+    const measured = runs.filter((r) => r.scenario === scenario.id && r.round > 0)
+    if (measured.length === 0) continue
+    medians.set(scenario.id, {
+      rps: median(measured.map((r) => r.rps)),
+      p50Ms: median(measured.map((r) => r.result.latencyUs.p50 / 1000)),
+      p99Ms: median(measured.map((r) => r.result.latencyUs.p99 / 1000)),
+      serverCpu: median(measured.map((r) => r.serverCpu)),
+      cpuUsPerRequest: median(measured.map((r) => r.cpuUsPerRequest)),
+      loadCpu: median(measured.map((r) => r.result.loadCpu)),
+    })
+  }
+  const rps = (id: string): number | null => medians.get(id)?.rps ?? null
+  const ratio = (a: string, b: string): number | null => {
+    const x = rps(a)
+    const y = rps(b)
+    return x === null || y === null || y === 0 ? null : round(x / y, 3)
+  }
+  const [small, , large] = settings.sizes.map((size) =>
+    size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1_000}k`,
+  )
+  const session = `session-sqlite${small}`
+  const p99 = (id: string): number | null => medians.get(id)?.p99Ms ?? null
+  const ratios = {
+    sessionVsBareFastify: ratio(session, 'bare'),
+    sessionVsBetterAuth: ratio(session, 'better-auth'),
+    sessionVsBetterAuthBest: ratio(session, 'better-auth-cached'),
+    session1MVs10k: ratio(`session-sqlite${large}`, session),
+    sessionPostgresVsRawPostgres: ratio(`session-pg${small}`, `raw-pg${small}`),
+    session1MPostgresVsRawPostgres: ratio(`session-pg${large}`, `raw-pg${large}`),
+    sessionVsRawSqlite: ratio(session, `raw-sqlite${small}`),
+    appRouteVsSession: ratio(`app-sqlite${small}`, session),
+    unknownVsValidKey: ratio(`unknown-sqlite${large}`, `session-sqlite${large}`),
+    sessionP99VsBareP99:
+      p99(session) !== null && p99('bare') ? round(p99(session)! / p99('bare')!, 3) : null,
+    registerVsRawInsert: ratio('register-sqlite', 'raw-register-sqlite'),
+  }
+  // The same comparisons by server CPU per request: steadier than req/s on a shared machine.
+  const cpu = (id: string): number | null => medians.get(id)?.cpuUsPerRequest ?? null
+  const cheaper = (a: string, b: string): number | null => {
+    const x = cpu(a)
+    const y = cpu(b)
+    return x === null || y === null || x === 0 ? null : round(y / x, 3)
+  }
+  const cpuRatios = {
+    sessionVsBareFastify: cheaper(session, 'bare'),
+    sessionVsBetterAuth: cheaper(session, 'better-auth'),
+    sessionVsBetterAuthBest: cheaper(session, 'better-auth-cached'),
+    session1MVs10k: cheaper(`session-sqlite${large}`, session),
+    sessionPostgresVsRawPostgres: cheaper(`session-pg${small}`, `raw-pg${small}`),
+    sessionVsRawSqlite: cheaper(session, `raw-sqlite${small}`),
+  }
+  const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
+
+  // Reads stay reads; a due key is written once, and never twice within the interval.
+  const touchProblems: string[] = []
+  for (const [name, count] of Object.entries(input.touches)) {
+    if (count.tooSoon > 0)
+      touchProblems.push(`${name}: ${count.tooSoon} writes within the interval`)
+    const dataset = plan.datasets.find((d) => d.name === name)
+    if (dataset !== undefined && !dataset.dueTouch && count.writes > 0) {
+      touchProblems.push(`${name}: ${count.writes} touch writes where none was due`)
+    }
+  }
+  const touchRequests = runs
+    .filter((r) => r.scenario === 'touch-sqlite')
+    .reduce((sum, r) => sum + (r.result.statuses['200'] ?? 0), 0)
+
+  const bareRps = rps('bare')
+  const betterAuthRps = rps('better-auth')
+  const rows = plan.scenarios.map((scenario) => {
+    const m = medians.get(scenario.id)
+    const times = (base: number | null): string =>
+      m === undefined || base === null || base === 0 ? '' : (m.rps / base).toFixed(3)
+    return {
+      scenario: scenario.label,
+      'req/s': m === undefined ? '' : Math.round(m.rps).toLocaleString('en'),
+      'p50 ms': m === undefined ? '' : m.p50Ms.toFixed(2),
+      'p99 ms': m === undefined ? '' : m.p99Ms.toFixed(2),
+      '× bare Fastify': times(bareRps),
+      '× better-auth': times(betterAuthRps),
+      'server CPU': m === undefined ? '' : `${Math.round(m.serverCpu * 100)}%`,
+      'CPU µs/req': m === undefined ? '' : m.cpuUsPerRequest.toFixed(0),
+      'wrk CPU': m === undefined ? '' : `${Math.round(m.loadCpu * 100)}%`,
+      statuses: failures.includes(scenario) ? 'WRONG' : 'all as expected',
+    }
+  })
+
+  const sessionServer = `cg-sqlite${large}`
+  const targets = settings.quick
+    ? []
+    : [
+        ['GET /session ≥ 0.6× bare Fastify', ratios.sessionVsBareFastify, 0.6],
+        ['GET /session p99 ≤ 3× bare p99', ratios.sessionP99VsBareP99, 3, 'max'],
+        ['GET /session ≥ 40× better-auth', ratios.sessionVsBetterAuth, 40],
+        ['GET /session ≥ 15× better-auth best case', ratios.sessionVsBetterAuthBest, 15],
+        [`${large} sessions ≥ 0.85× ${small}`, ratios.session1MVs10k, 0.85],
+        [
+          `RSS with ${large} sessions ≤ 300 MB`,
+          input.memory[sessionServer]?.peakRssMb ?? null,
+          300,
+          'max',
+        ],
+        ['PostgreSQL ≥ 0.8× raw pg', ratios.sessionPostgresVsRawPostgres, 0.8],
+        ['register ≥ 2000/s SQLite', rps('register-sqlite'), 2000],
+        ['register ≥ 1000/s PostgreSQL', rps('register-pg'), 1000],
+        ['unknown key within 20% of valid (≥ 0.8)', ratios.unknownVsValidKey, 0.8],
+        ['unknown key within 20% of valid (≤ 1.2)', ratios.unknownVsValidKey, 1.2, 'max'],
+      ].map(([name, value, bound, kind]) => ({
+        target: name as string,
+        value: value as number | null,
+        met:
+          value === null
+            ? null
+            : kind === 'max'
+              ? (value as number) <= (bound as number)
+              : (value as number) >= (bound as number),
+      }))
+
+  const results = {
+    generatedAt: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? '',
+      loadAverageAtEnd: loadavg().map((v) => round(v, 2)),
+      node: process.version,
+      wrk: version('wrk', ['-v']),
+      betterAuth: (
+        JSON.parse(readFileSync('bench/node_modules/better-auth/package.json', 'utf8')) as {
+          version: string
+        }
+      ).version,
+    },
+    settings,
+    ratios,
+    cpuRatios,
+    registerPerSecond: rps('register-sqlite'),
+    registerPerSecondPostgres: rps('register-pg'),
+    targets,
+    touches: { intervalMs: input.touchIntervalMs, byDataset: input.touches, touchRequests },
+    memory: input.memory,
+    medians: Object.fromEntries(medians),
+    notes: input.notes,
+    failures: failures.map((s) => s.id),
+    touchProblems,
+    scenarios: plan.scenarios,
+    runs,
+  }
+  mkdirSync('bench/results', { recursive: true })
+  // Only a full run replaces latest.json.
+  const file = settings.quick
+    ? 'bench/results/quick.json'
+    : input.partial
+      ? 'bench/results/partial.json'
+      : 'bench/results/latest.json'
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
+  // The same table as Markdown, for docs/performance.md.
+  const columns = Object.keys(rows[0] ?? {})
+  const markdown = [
+    `| ${columns.join(' | ')} |`,
+    `| ${columns.map((c) => (c === 'scenario' ? '---' : '---:')).join(' | ')} |`,
+    ...rows.map((row) => `| ${Object.values(row).join(' | ')} |`),
+  ]
+  writeFileSync(file.replace(/\.json$/, '.md'), `${markdown.join('\n')}\n`)
+
+  console.log(
+    `\ncampusgate bench: ${settings.rounds} round(s) × ${settings.seconds}s per scenario, ` +
+      `${settings.connections} connections, medians; servers on core 0, wrk on core 1\n`,
+  )
+  console.table(rows)
+  console.log('ratios (req/s)', ratios)
+  console.log('ratios (server CPU per request)', cpuRatios)
+  console.log(
+    `registrations/s: SQLite ${results.registerPerSecond}, PostgreSQL ${results.registerPerSecondPostgres}`,
+  )
+  console.log('touch writes', input.touches, `(touch scenario answered ${touchRequests} requests)`)
+  if (targets.length > 0) console.table(targets)
+  for (const note of input.notes) console.log(`note: ${note}`)
+  console.log(`written to ${file}`)
+  if (failures.length > 0) console.log(`WRONG STATUSES in: ${failures.map((s) => s.id).join(', ')}`)
+  for (const problem of touchProblems) console.log(`TOUCH: ${problem}`)
+  return failures.length > 0 || touchProblems.length > 0 ? 1 : 0
+}

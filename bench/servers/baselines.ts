@@ -1,0 +1,86 @@
+// The baselines campusgate is measured against, each in its own process like campusgate:
+//   bare    GET /session answers a fixed {openId, tier, expiresAt}: Fastify alone
+//   sqlite  the raw lookup: SHA-256 of the key, one prepared better-sqlite3 SELECT (the same join
+//           campusgate runs); POST /register: the raw INSERTs of a registration, one transaction
+//   pg      the raw lookup as one named (server-side prepared) statement on a pg pool of 10
+// Logging is configured as campusgate configures it by default.
+// Usage: node --import tsx bench/servers/baselines.ts bare|sqlite|pg  (PORT, DATABASE)
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import SQLite from 'better-sqlite3'
+import Fastify from 'fastify'
+import pg from 'pg'
+import { loadDist } from '../harness/dist.js'
+
+const mode = process.argv[2]
+// Logging exactly as campusgate's defaults: its logger options and request line, its LOG_LEVEL.
+const { requestLog, config } = await loadDist()
+const defaultLogLevel = config.loadConfig({}).logLevel
+const port = Number(process.env.PORT)
+const database = process.env.DATABASE ?? ''
+
+const LOOKUP = `SELECT s.id, s.user_id, s.expires_at, s.touched_at, u.open_id, u.university_linked_at
+  FROM sessions s INNER JOIN users u ON u.id = s.user_id WHERE s.key_hash = `
+
+interface Row {
+  expires_at: number | string
+  open_id: string
+  university_linked_at: number | string | null
+}
+
+const app = Fastify(requestLog.requestLogging(defaultLogLevel))
+requestLog.logCompletedRequests(app)
+
+function hash(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex')
+}
+
+function answer(row: Row | undefined): object | null {
+  if (row === undefined || Number(row.expires_at) <= Date.now()) return null
+  return {
+    openId: row.open_id,
+    tier: row.university_linked_at === null ? 'messenger-registered' : 'university-registered',
+    expiresAt: new Date(Number(row.expires_at)).toISOString(),
+  }
+}
+
+if (mode === 'bare') {
+  const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString()
+  app.get('/session', async () => ({ openId: 'o-bench', tier: 'messenger-registered', expiresAt }))
+} else if (mode === 'sqlite') {
+  const db = new SQLite(database)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  const lookup = db.prepare<[string], Row>(`${LOOKUP}?`)
+  app.get('/session', async (request, reply) => {
+    const found = answer(lookup.get(hash(request.headers.authorization ?? '')))
+    return found ?? reply.code(401).send({ error: 'invalid_session_key' })
+  })
+  const insertUser = db.prepare(
+    `INSERT INTO users (id, open_id, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+  )
+  const insertSession = db.prepare(
+    `INSERT INTO sessions (id, user_id, key_hash, created_at, expires_at, touched_at)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  )
+  const register = db.transaction((userId: string, keyHash: string, now: number) => {
+    insertUser.run(userId, `raw-${userId}`, now, now)
+    insertSession.run(randomUUID(), userId, keyHash, now, now + 30 * 86_400_000, now)
+  })
+  app.post('/register', async () => {
+    const key = randomBytes(32).toString('base64url')
+    register(randomUUID(), hash(key), Date.now())
+    return { sessionKey: key }
+  })
+} else if (mode === 'pg') {
+  const pool = new pg.Pool({ connectionString: database, max: 10 })
+  const text = `${LOOKUP}$1`
+  app.get('/session', async (request, reply) => {
+    const values = [hash(request.headers.authorization ?? '')]
+    const { rows } = await pool.query<Row>({ name: 'bench-session-lookup', text, values })
+    return answer(rows[0]) ?? reply.code(401).send({ error: 'invalid_session_key' })
+  })
+} else {
+  throw new Error(`unknown mode ${mode}`)
+}
+
+await app.listen({ port, host: '127.0.0.1' })

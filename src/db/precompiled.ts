@@ -1,0 +1,45 @@
+import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
+import type { Queryable } from './schema.js'
+
+/**
+ * A query built with Kysely once per database handle and then only run: the builder and the SQL
+ * compiler stay off the hot path, and the SQL text is the same on every call, so the statement
+ * caches in `statements.ts` keep it prepared. Queries run through Kysely as before (same
+ * connection handling, same transactions).
+ *
+ * `build` receives stand-ins for the arguments and must use each one only as a bound value, e.g.
+ * `.where('key_hash', '=', keyHash)`: the compiled parameters are matched back to the arguments.
+ */
+export function precompiled<Args extends unknown[], Row>(
+  build: (db: Queryable, ...args: Args) => Compilable<Row>,
+  arity: Args['length'],
+): (db: Queryable, ...args: Args) => Promise<QueryResult<Row>> {
+  const compiledFor = new WeakMap<Queryable, { query: CompiledQuery<Row>; slots: number[] }>()
+
+  function compile(db: Queryable): { query: CompiledQuery<Row>; slots: number[] } {
+    const standIns = Array.from(
+      { length: arity },
+      (_, i) => `\u0000precompiled argument ${i}\u0000`,
+    )
+    const query = build(db, ...(standIns as Args)).compile()
+    // slots[p] is the argument bound at parameter p, or -1 for a value fixed by the query itself.
+    const slots = query.parameters.map((value) => standIns.indexOf(value as string))
+    standIns.forEach((_, i) => {
+      if (!slots.includes(i)) {
+        throw new Error(`precompiled query does not bind argument ${i} as a value: ${query.sql}`)
+      }
+    })
+    return { query, slots }
+  }
+
+  return (db, ...args) => {
+    let compiled = compiledFor.get(db)
+    if (compiled === undefined) {
+      compiled = compile(db)
+      compiledFor.set(db, compiled)
+    }
+    const { query, slots } = compiled
+    const parameters = slots.map((slot, p) => (slot === -1 ? query.parameters[p] : args[slot]))
+    return db.executeQuery<Row>({ ...query, parameters })
+  }
+}

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import SQLite from 'better-sqlite3'
+import { sql } from 'kysely'
+import pg from 'pg'
+import { createDb, type Db } from '../../src/db/database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { precompiled } from '../../src/db/precompiled.js'
+import { cachingSqlite, preparingPool } from '../../src/db/statements.js'
+import { findSessionByKeyHash, touchSession } from '../../src/sessions/store.js'
+import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
+import { call, startService } from '../helpers/service.js'
+
+// The hot path's statement handling: the same answers as plain Kysely, statements compiled and
+// prepared once, within bounds (runs on SQLite and, with DATABASE_URL, on PostgreSQL).
+
+describe('precompiled queries and statement caches', () => {
+  let database: TestDatabase
+  let db: Db
+
+  before(async () => {
+    database = await freshDatabase()
+    db = createDb(database.url, { poolSize: 2 })
+    await migrateToLatest(db)
+    const now = 1_000
+    await db.kysely
+      .insertInto('users')
+      .values({ id: 'u1', open_id: 'o1', created_at: now, updated_at: now })
+      .execute()
+    await db.kysely
+      .insertInto('sessions')
+      .values({
+        id: 's1',
+        user_id: 'u1',
+        key_hash: 'h1',
+        created_at: now,
+        expires_at: 5_000,
+        touched_at: now,
+      })
+      .execute()
+  })
+
+  after(async () => {
+    await db.kysely.destroy()
+    await database.drop()
+  })
+
+  it('finds a session by its key hash, and nothing for another hash', async () => {
+    const found = await findSessionByKeyHash(db.kysely, 'h1')
+    assert.deepEqual(found, {
+      id: 's1',
+      userId: 'u1',
+      openId: 'o1',
+      expiresAt: 5_000,
+      touchedAt: 1_000,
+      universityLinked: false,
+    })
+    assert.equal(await findSessionByKeyHash(db.kysely, 'h2'), null)
+  })
+
+  it('binds each call its own arguments, also inside a transaction', async () => {
+    await db.kysely.transaction().execute(async (trx) => {
+      await touchSession(trx, 's1', 9_000, 2_000)
+      assert.equal((await findSessionByKeyHash(trx, 'h1'))?.expiresAt, 9_000)
+    })
+    // A later expiry only: an earlier one leaves the row alone.
+    await touchSession(db.kysely, 's1', 8_000, 3_000)
+    const row = await findSessionByKeyHash(db.kysely, 'h1')
+    assert.equal(row?.expiresAt, 9_000)
+    assert.equal(row?.touchedAt, 2_000)
+  })
+
+  it('refuses, on first use, a build that does not bind an argument as a value', () => {
+    const broken = precompiled(
+      (kysely, _unused: string) => kysely.selectFrom('users').select('id').where('id', '=', 'u1'),
+      1,
+    )
+    assert.throws(() => broken(db.kysely, 'u1'), /does not bind argument 0/)
+  })
+
+  it('prepares PostgreSQL statements by name, per connection, except those with *', async (t) => {
+    if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
+    await db.kysely.transaction().execute(async (trx) => {
+      await findSessionByKeyHash(trx, 'h1')
+      await trx.selectFrom('users').selectAll().where('id', '=', 'u1').execute()
+      const { rows } = await sql<{
+        statement: string
+      }>`select statement from pg_prepared_statements`.execute(trx)
+      const statements = rows.map((row) => row.statement)
+      assert.ok(statements.some((text) => text.includes('"sessions"."key_hash" = $1')))
+      assert.ok(!statements.some((text) => text.includes('*')))
+    })
+  })
+})
+
+describe('statement cache bounds', () => {
+  it('SQLite: the same text gives the same statement; the least recently used goes first', () => {
+    const sqlite = new SQLite(':memory:')
+    const cached = cachingSqlite(sqlite, 2)
+    const a = cached.prepare('select 1')
+    assert.equal(cached.prepare('select 1'), a)
+    const b = cached.prepare('select 2')
+    cached.prepare('select 1')
+    cached.prepare('select 3') // evicts "select 2", the least recently used
+    assert.equal(cached.prepare('select 1'), a)
+    assert.notEqual(cached.prepare('select 2'), b)
+    cached.close()
+  })
+
+  it('PostgreSQL: at most the bound of distinct statements is named', async (t) => {
+    if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
+    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 })
+    const preparing = preparingPool(pool, 2)
+    const client = await preparing.connect()
+    try {
+      for (const n of [1, 2, 3, 4]) await client.query(`select $1::int + ${n} as n`, [n])
+      const { rows } = await client.query<{ count: string }>(
+        'select count(*) from pg_prepared_statements',
+        [],
+      )
+      assert.equal(Number(rows[0].count), 2)
+    } finally {
+      client.release()
+      await preparing.end()
+    }
+  })
+})
+
+describe('request log', () => {
+  it('writes one line per request, on completion, with method, path, status and time', async () => {
+    const service = await startService()
+    try {
+      await call(`${service.url}/session?probe=1`, { headers: { authorization: 'not-a-key' } })
+      const lines = service
+        .logs()
+        .split('\n')
+        .filter((line) => line.includes('"path":"/session"'))
+        .map((line) => JSON.parse(line) as Record<string, any>)
+      assert.equal(lines.length, 1)
+      assert.equal(lines[0].msg, 'request completed')
+      assert.deepEqual(Object.keys(lines[0].req as object).sort(), ['ip', 'method', 'path'])
+      assert.equal(lines[0].res.statusCode, 401)
+      assert.equal(typeof lines[0].responseTime, 'number')
+      assert.ok(!service.logs().includes('not-a-key') && !service.logs().includes('probe'))
+    } finally {
+      await service.close()
+    }
+  })
+})
