@@ -166,9 +166,10 @@ describe('loadConfig', () => {
       UNIVERSITY_CLIENT_SECRET: 'secret',
       UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk',
       UNIVERSITY_LINK_MAX_AGE: '365d',
+      MESSENGER_API_BASE_URL: 'https://api.weixin.qq.com',
     })
     assert.equal(config.university.issuer, 'https://login.example.ac.uk/realms/students')
-    assert.deepEqual(config.sandbox, { messenger: true, university: false })
+    assert.deepEqual(config.sandbox, { messenger: false, university: false })
     assert.deepEqual(config.university.emailDomains, ['ucl.ac.uk', 'cs.example.ac.uk'])
     assert.equal(config.university.linkMaxAgeMs, 365 * 86_400_000)
   })
