@@ -184,7 +184,7 @@ export const rateLimits = fp(
 
     // Refused before routing finished (406, 404 with a key): still counted, after the answer.
     app.addHook('onResponse', async (request) => {
-      if (counted.has(request)) return
+      if (counted.has(request) || exempt(request)) return
       counted.add(request)
       await countAddress(request).catch(() => undefined)
     })
