@@ -54,6 +54,7 @@ describe('precompiled queries and statement caches', () => {
       expiresAt: 5_000,
       touchedAt: 1_000,
       universityLinked: false,
+      university: { linkedAt: null, subject: null, email: null, name: null, isStudent: null },
     })
     assert.equal(await findSessionByKeyHash(db.kysely, 'h2'), null)
   })
