@@ -172,7 +172,17 @@ async function main(): Promise<number> {
           RATE_LIMIT_PER_ADDRESS: '0',
           RATE_LIMIT_REGISTRATION_PER_ADDRESS: '0',
         }
-        if (what.messenger === true) env.MESSENGER_API_BASE_URL = code2session.url
+        if (what.messenger === true) {
+          // Configuring one provider means configuring both (no half sandbox); registration never
+          // calls the identity provider, so these addresses are never asked.
+          Object.assign(env, {
+            MESSENGER_API_BASE_URL: code2session.url,
+            UNIVERSITY_AUTHORIZE_URL: `${code2session.url}/university/authorise`,
+            UNIVERSITY_TOKEN_URL: `${code2session.url}/university/token`,
+            UNIVERSITY_CLIENT_ID: 'bench-client',
+            UNIVERSITY_CLIENT_SECRET: 'bench-secret',
+          })
+        }
         const direct = !what.appRoute && hasLimitVariables
         if (!hasLimitVariables) env.BENCH_LIFT_RATE_LIMITS = '1'
         const profile = process.env.BENCH_PROFILE
