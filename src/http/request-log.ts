@@ -1,4 +1,9 @@
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify'
+import {
+  LogController,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify'
 
 /**
  * What a request log line shows: method and path only. Query strings carry registration codes and
@@ -16,14 +21,15 @@ export function requestForLog(request: FastifyRequest): Record<string, string> {
 export function requestLogging(
   level: string,
   stream?: NodeJS.WritableStream,
-): Pick<FastifyServerOptions, 'logger' | 'disableRequestLogging'> {
+): Pick<FastifyServerOptions, 'logger' | 'logController'> {
   return {
     logger: {
       level,
       ...(stream === undefined ? {} : { stream }),
       serializers: { req: requestForLog },
     },
-    disableRequestLogging: true,
+    // Fastify's own two lines per request are off; logCompletedRequests writes the one line.
+    logController: new LogController({ disableRequestLogging: true }),
   }
 }
 
