@@ -95,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   const discardMail = (mailIds: readonly string[]) => mailTransport.discard(mailIds)
   const sessions = createSessions({
     db: db.kysely,
+    reader: db.reader,
     clock,
     cipher: deps.cipher,
     discardMail,
@@ -185,7 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     onRefused: (limit) => metrics.rateLimitRefusal(limit),
   })
   await app.register(mediaType)
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const { routeOptions } = request
     metrics.observeRequest(
       routeOptions.config,
@@ -194,6 +195,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       reply.statusCode,
       reply.elapsedTime / 1000,
     )
+    done()
   })
 
   operationsRoutes(app, {
