@@ -64,6 +64,9 @@ export function protocolEdgeOptions(requestTimeoutMs: number): FastifyHttpOption
     requestTimeout: requestTimeoutMs,
     connectionTimeout: requestTimeoutMs * 2,
     http: {
+      // Node checks headersTimeout against its own default requestTimeout (5 min) when it
+      // creates the server, before Fastify sets the one above.
+      requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(requestTimeoutMs / 4))),
     },
