@@ -4,7 +4,8 @@
 // File name fragments as arguments narrow every pass to matching files.
 // PostgreSQL comes from TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test),
 // Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9).
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
+import { clearTimeout, setTimeout } from 'node:timers'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -61,20 +62,64 @@ if (!sqliteOnly) {
   )
 }
 
-/** Runs one pass, echoing its output, and reads the counts from the spec reporter's summary. */
-function run(pass) {
-  const result = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--test', '--test-reporter=spec', ...pass.files],
-    { env: { ...process.env, ...pass.env }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
-  )
-  process.stdout.write(result.stdout)
-  process.stderr.write(result.stderr)
-  const count = (label) =>
-    Number(new RegExp(`^ℹ ${label} (\\d+)$`, 'm').exec(result.stdout)?.[1] ?? 0)
-  const passed = count('pass')
-  // A crashed run (no summary, non-zero exit) counts as one failure.
-  const failed = count('fail') || (result.status === 0 ? 0 : 1)
+/**
+ * A file's own bound: the slowest takes about two minutes on a loaded machine. Beyond it the file
+ * is killed with every process it started, so a hang fails the run in minutes, not at CI's limit.
+ */
+const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 10 * 60_000)
+
+/** Runs one test file in its own process group; resolves with its output and whether it hung. */
+function runFile(file, env) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', file], {
+      env: { ...process.env, ...env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
+    let hung = false
+    const timer = setTimeout(() => {
+      hung = true
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // Already gone.
+      }
+    }, FILE_TIMEOUT_MS)
+    child.on('close', (status) => {
+      clearTimeout(timer)
+      resolve({ stdout, stderr, status, hung })
+    })
+  })
+}
+
+const count = (text, label) => Number(new RegExp(`^ℹ ${label} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+
+/**
+ * Runs one pass file by file, echoing each file's output, and reads the counts from the spec
+ * reporter's summary. A file that hangs is run once more: Node 20's module-loader thread (which
+ * tsx uses) can deadlock the main thread at an import (nodejs/node#50948); a file that hangs
+ * twice, or fails, counts as failed.
+ */
+async function run(pass) {
+  let passed = 0
+  let failed = 0
+  for (const file of pass.files) {
+    let result = await runFile(file, pass.env)
+    if (result.hung) {
+      console.log(`${file}: no end within ${FILE_TIMEOUT_MS / 1000} s, killed; running it again`)
+      result = await runFile(file, pass.env)
+    }
+    process.stdout.write(result.stdout)
+    process.stderr.write(result.stderr)
+    if (result.hung) console.log(`${file}: hung again, killed after ${FILE_TIMEOUT_MS / 1000} s`)
+    passed += count(result.stdout, 'pass')
+    // A crashed or hung file (no summary, or a non-zero exit) counts as one failure at least.
+    failed += count(result.stdout, 'fail') || (result.status === 0 && !result.hung ? 0 : 1)
+  }
   return { passed, failed }
 }
 
@@ -83,7 +128,7 @@ let failed = 0
 for (const pass of passes) {
   if (pass.files.length === 0) continue
   console.log(`\n=== ${pass.name} (${pass.files.length} files)\n`)
-  const counts = run(pass)
+  const counts = await run(pass)
   passed += counts.passed
   failed += counts.failed
 }
