@@ -15,17 +15,31 @@ export interface SmtpSink {
 
 /**
  * `starttls` makes the sink offer STARTTLS with smtp-server's built-in self-signed certificate,
- * as a default smtp-server (or a local relay) does.
+ * as a default smtp-server (or a local relay) does. `auth` makes it require those credentials,
+ * which its `url` then carries.
  */
 export async function startSmtpSink(
   port = 0,
-  options: { starttls?: boolean; host?: string } = {},
+  options: { starttls?: boolean; host?: string; auth?: { user: string; pass: string } } = {},
 ): Promise<SmtpSink> {
   const messages: ParsedMail[] = []
   const waiters = new Set<() => void>()
+  const { auth } = options
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: options.starttls === true ? ['AUTH'] : ['STARTTLS', 'AUTH'],
+    authOptional: auth === undefined,
+    disabledCommands:
+      auth !== undefined
+        ? ['STARTTLS']
+        : options.starttls === true
+          ? ['AUTH']
+          : ['STARTTLS', 'AUTH'],
+    // Loopback only: credentials in clear never leave the machine.
+    allowInsecureAuth: true,
+    onAuth(login, _session, callback) {
+      if (login.username === auth?.user && login.password === auth?.pass) {
+        callback(null, { user: login.username })
+      } else callback(new Error('bad credentials'))
+    },
     logger: false,
     onData(stream, _session, callback) {
       simpleParser(stream)
@@ -43,7 +57,10 @@ export async function startSmtpSink(
   const actualPort = (server.server.address() as AddressInfo).port
   return {
     port: actualPort,
-    url: `smtp://${host}:${actualPort}`,
+    url:
+      auth === undefined
+        ? `smtp://${host}:${actualPort}`
+        : `smtp://${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.pass)}@${host}:${actualPort}`,
     messages,
     waitFor(predicate, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {

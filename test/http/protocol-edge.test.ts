@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { errorLines } from '../helpers/logs.js'
 import { abortedRequest, rawRequest, type RawAnswer } from '../helpers/raw-http.js'
 import { call, MEDIA_TYPE, startService, type RunningService } from '../helpers/service.js'
 
@@ -9,14 +10,6 @@ function assertErrorAnswer(answer: RawAnswer, status: number, code: string): voi
   assert.equal(answer.headers['cache-control'], 'no-store')
   assert.equal(answer.headers['x-content-type-options'], 'nosniff')
   assert.deepEqual(JSON.parse(answer.body), { error: code })
-}
-
-/** Log lines at error level or above. */
-function errorLines(service: RunningService): string[] {
-  return service
-    .logs()
-    .split('\n')
-    .filter((line) => /"level":(50|60)/.test(line))
 }
 
 const postHead = (length: number) =>

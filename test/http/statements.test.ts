@@ -8,6 +8,7 @@ import { migrateToLatest } from '../../src/db/migrate.js'
 import { precompiled } from '../../src/db/precompiled.js'
 import { cachingSqlite, preparingPool } from '../../src/db/statements.js'
 import { findSessionByKeyHash, touchSession } from '../../src/sessions/store.js'
+import { logLines } from '../helpers/logs.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 import { call, startService } from '../helpers/service.js'
 import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
@@ -134,11 +135,7 @@ describe('request log', () => {
     const service = await startService()
     try {
       await call(`${service.url}/session?probe=1`, { headers: { authorization: 'not-a-key' } })
-      const lines = service
-        .logs()
-        .split('\n')
-        .filter((line) => line.includes('"path":"/session"'))
-        .map((line) => JSON.parse(line) as Record<string, any>)
+      const lines = logLines(service).filter((line) => line.req?.path === '/session')
       assert.equal(lines.length, 1)
       assert.equal(lines[0].msg, 'request completed')
       assert.deepEqual(Object.keys(lines[0].req as object).sort(), ['ip', 'method', 'path'])

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { cipherFor } from '../../src/secrets-at-rest.js'
 import { after, before, describe, it } from 'node:test'
+import { logEvents } from '../helpers/logs.js'
 import { MEDIA_TYPE } from '../helpers/service.js'
 import { linkIn } from '../helpers/smtp-sink.js'
 import {
@@ -46,15 +47,6 @@ async function decideAndReturn(
 
 async function tierOf(stack: Stack, sessionKey: string): Promise<string> {
   return (await sessionOf(stack, sessionKey)).body.tier as string
-}
-
-function logEvents(stack: Stack, event: string): Record<string, unknown>[] {
-  return stack.service
-    .logs()
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((entry) => entry.event === event)
 }
 
 function assertNeutral(done: { status: number; text: string; headers: Headers }): void {
@@ -141,7 +133,7 @@ describe('GET /authorize/university/callback', () => {
     assertNeutral(await followCallback(forged, `campusgate-attempt=${'A'.repeat(43)}`))
     assert.equal(await tierOf(stack, user.sessionKey), 'messenger-registered')
     assert.deepEqual(await attemptStatusesOf(stack, user.openId), [])
-    const refused = logEvents(stack, 'university-callback-refused').filter(
+    const refused = logEvents(stack.service, 'university-callback-refused').filter(
       (e) => e.state === user.openId,
     )
     assert.equal(refused.length, 1)
@@ -158,7 +150,7 @@ describe('GET /authorize/university/callback', () => {
       assertNeutral(await followCallback(withParams(callback, { [param]: value }), user.cookie))
       assert.equal(await tierOf(stack, user.sessionKey), 'messenger-registered')
       assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['redirected'])
-      const refused = logEvents(stack, 'university-callback-refused').at(-1)
+      const refused = logEvents(stack.service, 'university-callback-refused').at(-1)
       assert.equal(refused?.reason, reason)
       assert.equal(refused?.state, user.openId)
 
@@ -188,12 +180,12 @@ describe('GET /authorize/university/callback', () => {
 
   it('links once when the same callback is delivered twice', async () => {
     const user = await userInBrowser(stack)
-    const linkedBefore = logEvents(stack, 'university-linked').length
+    const linkedBefore = logEvents(stack.service, 'university-linked').length
     const callback = await decideAtProvider(stack, user.openId, 'allow')
     assert.match((await followCallback(callback, user.cookie)).text, LINKED)
     assertNeutral(await followCallback(callback, user.cookie))
     assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['completed'])
-    assert.equal(logEvents(stack, 'university-linked').length, linkedBefore + 1)
+    assert.equal(logEvents(stack.service, 'university-linked').length, linkedBefore + 1)
   })
 
   it('links once when the same callback arrives twice at the same moment', async () => {
@@ -237,7 +229,7 @@ describe('GET /authorize/university/callback', () => {
     assert.match(done.text, FAILED)
     assert.equal(await tierOf(stack, user.sessionKey), 'messenger-registered')
     assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['failed'])
-    const failed = logEvents(stack, 'university-link-failed').at(-1)
+    const failed = logEvents(stack.service, 'university-link-failed').at(-1)
     assert.match(String(failed?.reason), /code has already been used/)
 
     const fresh = await openLink(user.link)
@@ -303,9 +295,9 @@ describe('GET /authorize/university/callback with UNIVERSITY_CALLBACK_BINDING=no
             links ? 'completed' : 'redirected',
           ])
           if (!links) {
-            const refused = logEvents(stack, 'university-callback-refused')
+            const refused = logEvents(stack.service, 'university-callback-refused')
             assert.deepEqual(
-              refused.map((e) => e.reason),
+              refused.map((e) => e.reason as string),
               ['caller not in UNIVERSITY_CALLBACK_ALLOWED_IPS'],
             )
           }
@@ -321,7 +313,7 @@ describe('GET /authorize/university/callback with UNIVERSITY_CALLBACK_BINDING=no
           assert.equal(await tierOf(stack, user.sessionKey), 'messenger-registered')
           assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['redirected'])
           assert.ok(
-            logEvents(stack, 'university-callback-refused').some(
+            logEvents(stack.service, 'university-callback-refused').some(
               (e) => e.reason === 'client_secret required with UNIVERSITY_CALLBACK_BINDING=none',
             ),
           )

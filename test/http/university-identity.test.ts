@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { oidcSignInAndReturn, oidcUserInBrowser, startOidcStack } from '../helpers/oidc-stack.js'
+import { logEvents } from '../helpers/logs.js'
 import { call } from '../helpers/service.js'
 import {
   attemptStatusesOf,
@@ -29,14 +30,6 @@ async function roundTrip(stack: Stack, member: string, openId?: string) {
     opened.cookie,
   )
   return { ...user, done }
-}
-
-function events(stack: Stack, event: string): Record<string, unknown>[] {
-  return stack.service
-    .logs()
-    .split('\n')
-    .filter((line) => line.includes(`"${event}"`))
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
 }
 
 describe('the identity a UCL-API round trip proves', () => {
@@ -76,7 +69,7 @@ describe('the identity a UCL-API round trip proves', () => {
     assert.match(second.done.text, /Alan Turing/)
     assert.equal((await sessionOf(stack, second.sessionKey)).body.tier, 'messenger-registered')
     assert.deepEqual(await attemptStatusesOf(stack, second.openId), ['taken'])
-    const taken = events(stack, 'university-identity-taken').at(-1)
+    const taken = logEvents(stack.service, 'university-identity-taken').at(-1)
     assert.equal(typeof taken?.holderUserId, 'string')
     assert.equal((await sessionOf(stack, holder.sessionKey)).body.tier, 'university-registered')
 

@@ -8,6 +8,7 @@ import {
   startOidcStack,
   type OidcStack,
 } from '../helpers/oidc-stack.js'
+import { logEvents } from '../helpers/logs.js'
 import { call } from '../helpers/service.js'
 import {
   attemptStatusesOf,
@@ -30,11 +31,9 @@ async function tierOf(stack: OidcStack, sessionKey: string): Promise<string> {
 }
 
 function refusals(stack: OidcStack): string[] {
-  return stack.service
-    .logs()
-    .split('\n')
-    .filter((line) => line.includes('"university-callback-refused"'))
-    .map((line) => (JSON.parse(line) as { reason: string }).reason)
+  return logEvents(stack.service, 'university-callback-refused').map(
+    (line) => line.reason as string,
+  )
 }
 
 describe('tier 2 through OpenID Connect (oidc-provider on loopback)', () => {
