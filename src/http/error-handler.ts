@@ -43,6 +43,8 @@ const FASTIFY_CODES: Readonly<Record<string, ErrorName>> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'malformedJson',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'malformedJson',
   FST_ERR_BAD_URL: 'malformedRequest',
+  // A body-carrying method such as QUERY sent without Content-Type.
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'malformedRequest',
 }
 
 /** The client went away before its request was complete: its doing, so never an error line. */
@@ -77,6 +79,13 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.status).type(MEDIA_TYPE).send({ error: error.code })
 }
 
+/** Refusals of a request's body; a request no route takes is an unknown endpoint whatever its body. */
+const BODY_ERRORS: ReadonlySet<ErrorName> = new Set([
+  'jsonRequired',
+  'malformedJson',
+  'bodyTooLarge',
+])
+
 /** Installs the one error handler and the unknown-endpoint handler. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
@@ -89,6 +98,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // Unexpected: log everything server-side, answer with no detail.
       request.log.error({ err: error }, 'unexpected error')
       return sendError(reply, new AppError('unexpectedError', { cause: error }))
+    }
+    if (request.is404 && BODY_ERRORS.has(known.kind)) {
+      return sendError(reply, new AppError('unknownEndpoint'))
     }
     if (known.status >= 500) {
       request.log.error({ err: known.cause ?? known }, known.code)

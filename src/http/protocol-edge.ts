@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ERRORS, type ErrorName } from '../errors.js'
+import { AppError, ERRORS, type ErrorName } from '../errors.js'
 import { JSON_ANSWER_HEADERS, MEDIA_TYPE } from './media-type.js'
 
 /** The one error body of a row, as the error handler would send it. */
@@ -66,8 +66,28 @@ export function protocolEdgeOptions(requestTimeoutMs: number): FastifyHttpOption
     http: {
       headersTimeout: requestTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(requestTimeoutMs / 4))),
+      // Node would refuse a request without Host itself, with a bare 400 outside the vocabulary;
+      // refuseMissingHost answers it instead.
+      requireHostHeader: false,
     },
     clientErrorHandler,
     frameworkErrors,
   }
+}
+
+/**
+ * What Node would answer itself, with a bare status outside the vocabulary: an HTTP/1.1 request
+ * without Host is malformed (RFC 9112, section 3.2): 400 and the connection closes. An `Expect`
+ * other than 100-continue (Node's 417) is ignored, as RFC 9110, section 10.1.1 allows.
+ */
+export function answerOddRequests(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.raw.httpVersion === '1.1' && request.raw.headers.host === undefined) {
+      void reply.header('connection', 'close')
+      throw new AppError('malformedRequest')
+    }
+  })
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    app.server.emit('request', request, response),
+  )
 }

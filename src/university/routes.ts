@@ -171,8 +171,8 @@ export async function universityRoutes(
       },
       // Validation never refuses a callback: the provider gets its 200 whatever it sent.
       attachValidation: true,
-      // Nor do rate limits: over one, the callback answers as usual and acts on nothing.
-      config: { answersWhenRateLimited: true },
+      // Nor do rate limits (over one, the callback answers as usual and acts on nothing), nor Accept.
+      config: { answersWhenRateLimited: true, answersAnyAccept: true },
     },
     async (request, reply) => {
       const query = request.query
