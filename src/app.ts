@@ -22,6 +22,7 @@ import { pendingMigrations } from './db/migrate.js'
 import { createAudit } from './audit/audit.js'
 import { securityConfigurationEvents } from './audit/configuration.js'
 import { stringOrUndefined } from './lib/coerce.js'
+import { createSandboxMailbox } from './sandbox/mailbox.js'
 import { sandboxRoutes } from './sandbox/routes.js'
 import { sessionRoutes } from './sessions/routes.js'
 import { createSessions, type Sessions } from './sessions/service.js'
@@ -86,16 +87,21 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     onRecorded: (event) => metrics.auditEvent(event.type, stringOrUndefined(event.detail?.reason)),
   })
   const outbound = deps.fetch ?? fetch
-  const mailTransport =
+  const sandboxed = config.sandbox.messenger || config.sandbox.university
+  // In sandbox mode the playground reads the confirmation email back from the sandbox's mailbox.
+  const mailbox = sandboxed ? createSandboxMailbox(() => clock.now()) : undefined
+  const deliveringTransport =
     deps.mailTransport ??
     createMailTransport({
       smtpUrl: config.smtpUrl,
       outboxDir: config.outboxDir,
       from: config.mailFrom,
     })
+  const mailTransport = mailbox?.keeping(deliveringTransport) ?? deliveringTransport
   const discardMail = (mailIds: readonly string[]) => mailTransport.discard(mailIds)
   const sessions = createSessions({
     db: db.kysely,
+    reader: db.reader,
     clock,
     cipher: deps.cipher,
     discardMail,
@@ -186,7 +192,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     onRefused: (limit) => metrics.rateLimitRefusal(limit),
   })
   await app.register(mediaType)
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const { routeOptions } = request
     metrics.observeRequest(
       routeOptions.config,
@@ -195,6 +201,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       reply.statusCode,
       reply.elapsedTime / 1000,
     )
+    done()
   })
 
   operationsRoutes(app, {
@@ -217,8 +224,9 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       publicBaseUrl: config.publicBaseUrl,
     }),
   )
-  if (config.sandbox.messenger || config.sandbox.university) {
+  if (sandboxed) {
     sandboxRoutes(app, {
+      mailbox,
       ...config.sandbox,
       universityProtocol: config.university.protocol,
       clientId: config.university.clientId,

@@ -4,6 +4,7 @@ import { createDb } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { cipherFor } from '../secrets-at-rest.js'
 import type { Command } from './command.js'
+import { stopOnSignals } from './shutdown.js'
 import { startupSummary } from './summary.js'
 
 /** `campusgate serve` (and `npm start`): migrate, then serve until SIGINT or SIGTERM. */
@@ -49,24 +50,7 @@ export const serve: Command = {
       )
     }
 
-    let closing = false
-    const shutdown = (signal: string): void => {
-      if (closing) return
-      closing = true
-      app.log.info({ signal }, 'shutting down')
-      app
-        .close()
-        .then(() => db.kysely.destroy())
-        .then(
-          () => process.exit(0),
-          (error: unknown) => {
-            app.log.error({ err: error }, 'shutdown failed')
-            process.exit(1)
-          },
-        )
-    }
-    process.on('SIGINT', () => shutdown('SIGINT'))
-    process.on('SIGTERM', () => shutdown('SIGTERM'))
+    stopOnSignals(app, db)
     return null
   },
 }

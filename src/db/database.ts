@@ -18,6 +18,32 @@ export interface Db {
    * would be uncaught and end the process; by default they are dropped, the pool reconnects.
    */
   onConnectionError(listener: (error: Error) => void): void
+  /**
+   * SQLite on a file only: a second connection, read-only, for the key check. Kysely runs every
+   * query on one connection behind a mutex, so a key check would otherwise wait for whatever
+   * transaction holds it (a registration, a mail claim, a pruning round); in WAL mode this
+   * connection reads the last committed state meanwhile, synchronously.
+   */
+  readonly reader: SqlReader | null
+}
+
+/** Runs a read on the reader connection; statements are prepared once per SQL text. */
+export interface SqlReader {
+  get<Row>(sql: string, parameters: readonly unknown[]): Row | undefined
+}
+
+function openReader(path: string): { reader: SqlReader; close(): void } {
+  const sqlite = new SQLite(path, { readonly: true })
+  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma(`mmap_size = ${MMAP_BYTES}`)
+  const statements = cachingSqlite(sqlite)
+  return {
+    reader: {
+      get: <Row>(sql: string, parameters: readonly unknown[]) =>
+        statements.prepare(sql).all(parameters)[0] as Row | undefined,
+    },
+    close: () => sqlite.close(),
+  }
 }
 
 function searchPathOf(url: string): string | null {
@@ -27,6 +53,11 @@ function searchPathOf(url: string): string | null {
 }
 
 const CONNECT_TIMEOUT_MS = 3000
+/**
+ * Reads of the first 64 MiB come from a memory map, without a system call per page; the bound
+ * keeps the resident size in check however large the file grows.
+ */
+const MMAP_BYTES = 67_108_864
 const QUERY_TIMEOUT_MS = 15_000
 
 // int8 columns hold epoch milliseconds, well inside Number's exact range.
@@ -52,16 +83,26 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     sqlite.pragma('synchronous = NORMAL')
     // Deleted and overwritten content is zeroed, not left in free pages for a file reader.
     sqlite.pragma('secure_delete = ON')
-    // Reads of the first 64 MiB come from a memory map, without a system call per page; the
-    // bound keeps the resident size in check however large the file grows.
-    sqlite.pragma('mmap_size = 67108864')
+    sqlite.pragma(`mmap_size = ${MMAP_BYTES}`)
+    // A second connection to an in-memory database would be another, empty database.
+    const reader = inMemory ? null : openReader(path)
+    const statements = cachingSqlite(sqlite)
     return {
       kysely: new Kysely<Database>({
-        dialect: new SqliteDialect({ database: cachingSqlite(sqlite) }),
+        dialect: new SqliteDialect({
+          database: {
+            prepare: (sql) => statements.prepare(sql),
+            close: () => {
+              reader?.close()
+              statements.close()
+            },
+          },
+        }),
       }),
       dialect: 'sqlite',
       schema: null,
       onConnectionError: () => undefined,
+      reader: reader?.reader ?? null,
     }
   }
   const pool = new pg.Pool({
@@ -84,5 +125,6 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     dialect: 'postgres',
     schema: searchPathOf(url),
     onConnectionError: (next) => (listener = next),
+    reader: null,
   }
 }

@@ -1,5 +1,12 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
+import type { SqlReader } from './database.js'
 import type { Queryable } from './schema.js'
+
+export interface Precompiled<Args extends unknown[], Row> {
+  (db: Queryable, ...args: Args): Promise<QueryResult<Row>>
+  /** The first row, read on `reader` (a SQLite read connection beside `db`) instead of through Kysely. */
+  readFirst(reader: SqlReader, db: Queryable, ...args: Args): Row | undefined
+}
 
 /**
  * A query built with Kysely once per database handle and then only run: the builder and the SQL
@@ -13,7 +20,7 @@ import type { Queryable } from './schema.js'
 export function precompiled<Args extends unknown[], Row>(
   build: (db: Queryable, ...args: Args) => Compilable<Row>,
   arity: Args['length'],
-): (db: Queryable, ...args: Args) => Promise<QueryResult<Row>> {
+): Precompiled<Args, Row> {
   const compiledFor = new WeakMap<Queryable, { query: CompiledQuery<Row>; slots: number[] }>()
 
   function compile(db: Queryable): { query: CompiledQuery<Row>; slots: number[] } {
@@ -32,7 +39,7 @@ export function precompiled<Args extends unknown[], Row>(
     return { query, slots }
   }
 
-  return (db, ...args) => {
+  function bind(db: Queryable, args: Args): CompiledQuery<Row> {
     let compiled = compiledFor.get(db)
     if (compiled === undefined) {
       compiled = compile(db)
@@ -40,6 +47,14 @@ export function precompiled<Args extends unknown[], Row>(
     }
     const { query, slots } = compiled
     const parameters = slots.map((slot, p) => (slot === -1 ? query.parameters[p] : args[slot]))
-    return db.executeQuery<Row>({ ...query, parameters })
+    return { ...query, parameters }
   }
+
+  const run = (db: Queryable, ...args: Args) => db.executeQuery<Row>(bind(db, args))
+  return Object.assign(run, {
+    readFirst(reader: SqlReader, db: Queryable, ...args: Args) {
+      const { sql, parameters } = bind(db, args)
+      return reader.get<Row>(sql, parameters)
+    },
+  })
 }

@@ -1,14 +1,27 @@
 import type { FastifyReply } from 'fastify'
 
-/** Sends a page that is never cached, never framed, runs no script and loads nothing else. */
-export function sendHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
+const POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
+/** A page that runs its own same-origin script and talks to its own origin (the playground). */
+const POLICY_WITH_SCRIPT =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; " +
+  "frame-ancestors 'none'"
+
+/**
+ * Sends a page that is never cached, never framed and loads nothing else; it runs no script
+ * unless `runsScript`, and then only scripts served by this origin.
+ */
+export function sendHtml(
+  reply: FastifyReply,
+  status: number,
+  html: string,
+  { runsScript = false }: { runsScript?: boolean } = {},
+): FastifyReply {
   return reply
     .code(status)
     .headers({
       'cache-control': 'no-store',
       'referrer-policy': 'no-referrer',
-      'content-security-policy':
-        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      'content-security-policy': runsScript ? POLICY_WITH_SCRIPT : POLICY,
       'x-content-type-options': 'nosniff',
     })
     .type('text/html; charset=utf-8')

@@ -89,19 +89,20 @@ export const mediaType = fp(
   function mediaTypePlugin(app: FastifyInstance) {
     acceptJsonBodiesOnly(app)
 
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', (request, _reply, done) => {
       if (
         wantsVersionedMediaType(request) &&
         request.routeOptions.config.answersAnyAccept !== true &&
         !acceptsV1(request.headers.accept)
       ) {
-        throw new AppError('unsupportedApiVersion')
+        return done(new AppError('unsupportedApiVersion'))
       }
+      done()
     })
 
-    app.addHook('onSend', async (request, reply, payload) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
       const contentType = reply.getHeader('content-type')
-      if (typeof contentType !== 'string') return payload
+      if (typeof contentType !== 'string') return done(null, payload)
       if (
         /^application\/(json|vnd\.service\.v1\+json)\b/.test(contentType) &&
         wantsVersionedMediaType(request)
@@ -116,7 +117,7 @@ export const mediaType = fp(
         }
         reply.header('x-content-type-options', JSON_ANSWER_HEADERS['x-content-type-options'])
       }
-      return payload
+      done(null, payload)
     })
   },
   { name: 'media-type' },

@@ -64,6 +64,9 @@ export function protocolEdgeOptions(requestTimeoutMs: number): FastifyHttpOption
     requestTimeout: requestTimeoutMs,
     connectionTimeout: requestTimeoutMs * 2,
     http: {
+      // Node checks headersTimeout against its own default requestTimeout (5 min) when it
+      // creates the server, before Fastify sets the one above.
+      requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(requestTimeoutMs / 4))),
       // Node would refuse a request without Host itself, with a bare 400 outside the vocabulary;
@@ -81,11 +84,13 @@ export function protocolEdgeOptions(requestTimeoutMs: number): FastifyHttpOption
  * other than 100-continue (Node's 417) is ignored, as RFC 9110, section 10.1.1 allows.
  */
 export function answerOddRequests(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style: every request passes this hook, and then it costs no promise.
+  app.addHook('onRequest', (request, reply, done) => {
     if (request.raw.httpVersion === '1.1' && request.raw.headers.host === undefined) {
       void reply.header('connection', 'close')
-      throw new AppError('malformedRequest')
+      return done(new AppError('malformedRequest'))
     }
+    done()
   })
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
     app.server.emit('request', request, response),

@@ -170,23 +170,28 @@ export const rateLimits = fp(
 
     const exempt = (request: FastifyRequest): boolean =>
       request.routeOptions.config.exemptFromAddressLimit === true
-    app.addHook('onRequest', async (request) => {
-      if (request.headers.authorization !== undefined || exempt(request)) return
+    // Callback-style hooks: most requests pass them without counting anything, and then they
+    // cost no promise (these run on every request, the key check included).
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (request.headers.authorization !== undefined || exempt(request)) return done()
       counted.add(request)
-      await countAddress(request)
+      countAddress(request).then(() => done(), done)
     })
     // Routing and route hooks are done: a key no guard checked counts against the address.
-    app.addHook('preParsing', async (request) => {
-      if (counted.has(request) || exempt(request)) return
+    app.addHook('preParsing', (request, _reply, payload, done) => {
+      if (counted.has(request) || exempt(request)) return done(null, payload)
       counted.add(request)
-      await countAddress(request)
+      countAddress(request).then(() => done(null, payload), done)
     })
 
     // Refused before routing finished (406, 404 with a key): still counted, after the answer.
-    app.addHook('onResponse', async (request) => {
-      if (counted.has(request) || exempt(request)) return
+    app.addHook('onResponse', (request, _reply, done) => {
+      if (counted.has(request) || exempt(request)) return done()
       counted.add(request)
-      await countAddress(request).catch(() => undefined)
+      countAddress(request).then(
+        () => done(),
+        () => done(),
+      )
     })
 
     app.decorate('countChecked', async function countChecked(request, sessionId) {

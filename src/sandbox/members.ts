@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { escapeHtml } from '../lib/html.js'
+import type { Catalogue, Locale } from '../lib/locale.js'
 
 /** A university member as the sandbox identity provider knows them (UCL-API user data). */
 export interface SandboxMember {
@@ -53,12 +54,18 @@ export function memberFor(choice: string, state: string): SandboxMember | null {
   return SANDBOX_MEMBERS[choice] ?? null
 }
 
+const CHOICES: Catalogue<{ legend: string; own: string; student: string; staff: string }> = {
+  en: { legend: 'Sign in as', own: 'A new student of my own', student: 'student', staff: 'staff' },
+  'zh-CN': { legend: '登录身份', own: '我自己的新学生身份', student: '学生', staff: '教职工' },
+}
+
 /** Radio buttons choosing who signs in, for the sandbox's Allow pages. */
-export function memberChoices(): string {
-  const own = `<label><input type="radio" name="member" value="${OWN_MEMBER}" checked> A new student of my own</label>`
+export function memberChoices(locale: Locale = 'en'): string {
+  const text = CHOICES[locale]
+  const own = `<label><input type="radio" name="member" value="${OWN_MEMBER}" checked> ${text.own}</label>`
   const named = Object.entries(SANDBOX_MEMBERS).map(
     ([key, member]) =>
-      `<label><input type="radio" name="member" value="${key}"> ${escapeHtml(member.full_name)} (${escapeHtml(member.email)}, ${member.is_student ? 'student' : 'staff'})</label>`,
+      `<label><input type="radio" name="member" value="${key}"> ${escapeHtml(member.full_name)} (${escapeHtml(member.email)}, ${member.is_student ? text.student : text.staff})</label>`,
   )
-  return `<fieldset><legend>Sign in as</legend>\n${[own, ...named].join('<br>\n')}\n</fieldset>`
+  return `<fieldset><legend>${text.legend}</legend>\n${[own, ...named].join('\n')}\n</fieldset>`
 }

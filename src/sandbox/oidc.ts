@@ -1,11 +1,10 @@
 import { createHash, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import { sendHtml } from '../http/html.js'
 import { stringField } from '../lib/coerce.js'
-import { escapeHtml, htmlPage } from '../lib/html.js'
 import { generateSecret, secretsEqual } from '../lib/secrets.js'
-import { memberChoices, memberFor, type SandboxMember } from './members.js'
+import { sendAuthorisePage, sendAuthoriseProblem } from './authorise-page.js'
+import { memberFor, type SandboxMember } from './members.js'
 
 const CODE_TTL_MS = 60_000
 const TOKEN_TTL_SECONDS = 600
@@ -108,26 +107,16 @@ export function oidcRoutes(app: FastifyInstance, options: SandboxOidcOptions): v
 
   app.get('/oidc/authorize', { config, schema }, async (request, reply) => {
     const problem = problemOf(request.query)
-    if (problem !== null) {
-      return sendHtml(reply, 400, htmlPage('University sign-in (sandbox)', `<p>${problem}</p>`))
-    }
-    const hidden = ['client_id', 'redirect_uri', 'response_type', 'state', 'nonce']
-      .concat(['code_challenge', 'code_challenge_method'])
-      .map(
-        (name) =>
-          `<input type="hidden" name="${name}" value="${escapeHtml(stringField(request.query, name))}">`,
-      )
-      .join('\n')
-    const body = `<p>The application <strong>${escapeHtml(options.clientId)}</strong> asks to
-confirm that you are a member of the university (OpenID Connect).</p>
-<p>This is the sandbox identity provider: no password is asked, your choice is all it takes.</p>
-<form method="post" action="/_sandbox/oidc/authorize/decision">
-${hidden}
-${memberChoices()}
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny">Deny</button>
-</form>`
-    return sendHtml(reply, 200, htmlPage('University sign-in (sandbox)', body))
+    if (problem !== null) return sendAuthoriseProblem(request, reply, problem)
+    const names = ['client_id', 'redirect_uri', 'response_type', 'state', 'nonce']
+    return sendAuthorisePage(request, reply, {
+      clientId: options.clientId,
+      action: '/_sandbox/oidc/authorize/decision',
+      hidden: [...names, 'code_challenge', 'code_challenge_method'].map(
+        (name) => [name, stringField(request.query, name)] as const,
+      ),
+      protocol: 'oidc',
+    })
   })
 
   app.post('/oidc/authorize/decision', { config, schema }, async (request, reply) => {
@@ -136,7 +125,7 @@ ${memberChoices()}
     const member = memberFor(stringField(form, 'member'), state)
     const problem = problemOf(form) ?? (member === null ? 'No such member.' : null)
     if (problem !== null || member === null) {
-      return sendHtml(reply, 400, htmlPage('University sign-in (sandbox)', `<p>${problem}</p>`))
+      return sendAuthoriseProblem(request, reply, problem ?? 'No such member.')
     }
     if (stringField(form, 'decision') !== 'allow') {
       return redirect(reply, { error: 'access_denied', state })

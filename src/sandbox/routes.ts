@@ -3,8 +3,13 @@ import type { Clock } from '../clock.js'
 import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from '../http/media-type.js'
 import { createSandboxMessenger, messengerRoutes, SANDBOX_APP } from './messenger.js'
 import { sendHtml } from '../http/html.js'
+import { languageLinks, pageLocale } from '../http/locale.js'
 import { escapeHtml, htmlPage } from '../lib/html.js'
+import type { Catalogue, Locale } from '../lib/locale.js'
+import { mailboxRoutes, type SandboxMailbox } from './mailbox.js'
 import { oidcRoutes } from './oidc.js'
+import { playground } from './playground.js'
+import { PLAYGROUND_SCRIPT } from './playground-script.js'
 import { universityRoutes } from './university.js'
 
 export { SANDBOX_APP }
@@ -24,6 +29,8 @@ export interface SandboxOptions {
   callbackUrl: () => string
   /** All expiries use `clock.now()`. */
   clock: Clock
+  /** What the service's mail transport delivered; with it the home page is a playground. */
+  mailbox?: SandboxMailbox
 }
 
 const PREFIX = '/_sandbox'
@@ -39,18 +46,51 @@ function baseUrlOf(callbackUrl: string): string {
   }
 }
 
-function homePage(options: SandboxOptions): string {
+const HOME: Catalogue<{
+  title: string
+  simulates: (parts: string) => string
+  and: string
+  messenger: string
+  university: string
+  curl: string
+  endpoints: string
+}> = {
+  en: {
+    title: 'campusgate sandbox',
+    simulates: (parts) =>
+      `This server simulates ${parts}, in memory, so the whole registration flow works offline. Nothing here exists when <code>NODE_ENV=production</code>.`,
+    and: ' and ',
+    messenger: 'a messenger platform (WeChat <code>code2session</code>)',
+    university: 'a university identity provider (UCL-API-style OAuth)',
+    curl: 'Walk-through',
+    endpoints: 'Endpoints',
+  },
+  'zh-CN': {
+    title: 'campusgate 沙盒',
+    simulates: (parts) =>
+      `本服务器在内存中模拟${parts}，整个注册流程无需联网即可走通。设置 <code>NODE_ENV=production</code> 时这里的一切都不存在。`,
+    and: '和',
+    messenger: '消息平台（微信 <code>code2session</code>）',
+    university: '大学身份提供方（UCL-API 风格的 OAuth）',
+    curl: '用 curl 走一遍',
+    endpoints: '接口',
+  },
+}
+
+function homePage(options: SandboxOptions, locale: Locale, links: Record<Locale, string>): string {
+  const words = HOME[locale]
   const base = escapeHtml(baseUrlOf(options.callbackUrl()))
   const parts = [
-    options.messenger ? 'a messenger platform (WeChat <code>code2session</code>)' : null,
-    options.university ? 'a university identity provider (UCL-API-style OAuth)' : null,
+    options.messenger ? words.messenger : null,
+    options.university ? words.university : null,
   ].filter((part) => part !== null)
   const app = `"appId":"${SANDBOX_APP.appId}","appSecret":"${SANDBOX_APP.appSecret}"`
+  const withPlayground = options.messenger && options.university && options.mailbox !== undefined
   return htmlPage(
-    'campusgate sandbox',
-    `<p>This server simulates ${parts.join(' and ')}, in memory, so the whole registration flow
-works offline. Nothing here exists when <code>NODE_ENV=production</code>.</p>
-<h2>Walk-through</h2>
+    words.title,
+    `<p>${words.simulates(parts.join(words.and))}</p>
+${withPlayground ? playground(locale) : ''}
+<h2>${words.curl}</h2>
 <pre>BASE=${base}
 
 # 1. Mint a messenger login code, as wx.login() hands one to the mini-program.
@@ -70,16 +110,22 @@ curl -s $BASE/register/university -H 'authorization: SESSION_KEY' \\
 
 # 5. See your tier.
 curl -s $BASE/session -H 'authorization: SESSION_KEY'</pre>
-<h2>Endpoints</h2>
+<h2>${words.endpoints}</h2>
 <ul>
 <li><code>POST ${PREFIX}/messenger/login-codes</code>: a single-use login code, valid 5 minutes</li>
 <li><code>GET ${PREFIX}/messenger/sns/jscode2session</code>: WeChat's code2session</li>
+${withPlayground ? `<li><code>GET ${PREFIX}/mailbox?to=</code>: the mails this server delivered to an address, newest first</li>` : ''}
 <li><code>GET ${PREFIX}/university/authorise?client_id=&amp;state=</code>: the Allow / Deny page</li>
 <li><code>GET ${PREFIX}/university/token?code=&amp;client_id=&amp;client_secret=</code>: token exchange</li>
 <li><code>GET ${PREFIX}/university/user/data?token=&amp;client_secret=</code>: who signed in (UCL-API user data)</li>
 <li>With <code>UNIVERSITY_PROTOCOL=oidc</code> the identity provider is an OpenID Provider instead,
 issuer <code>${PREFIX}/oidc</code> (discovery at <code>${PREFIX}/oidc/.well-known/openid-configuration</code>)</li>
 </ul>`,
+    {
+      locale,
+      languageLinks: links,
+      ...(withPlayground ? { scripts: [`${PREFIX}/playground.js`] } : {}),
+    },
   )
 }
 
@@ -95,8 +141,25 @@ async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Pro
   app.get(
     '/',
     { config: { versionedMediaType: false }, schema: { hide: true } },
-    async (_request, reply) => sendHtml(reply, 200, homePage(options)),
+    async (request, reply) => {
+      const locale = pageLocale(request, reply)
+      const html = homePage(options, locale, languageLinks(request))
+      return sendHtml(reply, 200, html, { runsScript: options.mailbox !== undefined })
+    },
   )
+  if (options.mailbox !== undefined) {
+    mailboxRoutes(app, options.mailbox)
+    app.get(
+      '/playground.js',
+      { config: { versionedMediaType: false }, schema: { hide: true } },
+      async (_request, reply) =>
+        reply
+          .header('cache-control', 'no-store')
+          .header('x-content-type-options', 'nosniff')
+          .type('text/javascript; charset=utf-8')
+          .send(PLAYGROUND_SCRIPT),
+    )
+  }
   if (options.messenger) messengerRoutes(app, createSandboxMessenger(options.clock))
   if (options.university && options.universityProtocol === 'oidc') {
     oidcRoutes(app, {

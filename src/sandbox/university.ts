@@ -1,10 +1,9 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
-import { sendHtml } from '../http/html.js'
-import { escapeHtml, htmlPage } from '../lib/html.js'
 import { stringField } from '../lib/coerce.js'
 import { generateSecret, secretsEqual } from '../lib/secrets.js'
-import { memberChoices, memberFor, type SandboxMember } from './members.js'
+import { sendAuthorisePage, sendAuthoriseProblem } from './authorise-page.js'
+import { memberFor, type SandboxMember } from './members.js'
 
 const AUTHORISATION_CODE_TTL_MS = 10 * 60 * 1000
 const MAX_STATE_LENGTH = 512
@@ -98,14 +97,6 @@ export function createSandboxUniversity(options: SandboxUniversityOptions): Sand
   }
 }
 
-function errorPage(reply: FastifyReply, message: string): FastifyReply {
-  return sendHtml(
-    reply,
-    400,
-    htmlPage('University sign-in (sandbox)', `<p>${escapeHtml(message)}</p>`),
-  )
-}
-
 /** Registers the simulated identity provider's routes (under the caller's prefix). */
 export function universityRoutes(app: FastifyInstance, options: SandboxUniversityOptions): void {
   const university = createSandboxUniversity(options)
@@ -124,20 +115,16 @@ export function universityRoutes(app: FastifyInstance, options: SandboxUniversit
     const clientId = stringField(request.query, 'client_id')
     const state = stringField(request.query, 'state')
     const problem = requestProblem(clientId, state)
-    if (problem !== null) return errorPage(reply, problem)
-    const hidden = (name: string, value: string) =>
-      `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`
-    const body = `<p>The application <strong>${escapeHtml(clientId)}</strong> asks to confirm that you
-are a member of the university.</p>
-<p>This is the sandbox identity provider: no password is asked, your choice is all it takes.</p>
-<form method="post" action="${DECISION_PATH}" enctype="application/x-www-form-urlencoded">
-${hidden('client_id', clientId)}
-${hidden('state', state)}
-${memberChoices()}
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny">Deny</button>
-</form>`
-    return sendHtml(reply, 200, htmlPage('University sign-in (sandbox)', body))
+    if (problem !== null) return sendAuthoriseProblem(request, reply, problem)
+    return sendAuthorisePage(request, reply, {
+      clientId,
+      action: DECISION_PATH,
+      hidden: [
+        ['client_id', clientId],
+        ['state', state],
+      ],
+      protocol: 'uclapi',
+    })
   })
 
   app.post('/university/authorise/decision', { config, schema }, async (request, reply) => {
@@ -151,7 +138,9 @@ ${memberChoices()}
         ? null
         : 'The decision must be allow or deny.') ??
       (member === null ? 'No such member.' : null)
-    if (problem !== null || member === null) return errorPage(reply, problem ?? 'No such member.')
+    if (problem !== null || member === null) {
+      return sendAuthoriseProblem(request, reply, problem ?? 'No such member.')
+    }
 
     // The seed's callback: result first; on Allow it also carries the code and the client secret.
     const params: [string, string][] =

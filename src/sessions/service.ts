@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import { SYSTEM, type Audit, type Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
+import type { SqlReader } from '../db/database.js'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
@@ -73,6 +74,8 @@ export interface Sessions {
 
 export interface SessionsOptions {
   db: Kysely<Database>
+  /** SQLite's read connection for the key check (`Db.reader`); null reads through `db`. */
+  reader?: SqlReader | null
   clock: Clock
   /** Encrypts the messenger session key, which the app's features may need in clear later. */
   cipher: Cipher
@@ -88,6 +91,7 @@ export interface SessionsOptions {
 export function createSessions(options: SessionsOptions): Sessions {
   const { db, clock, cipher, discardMail, ttlMs, touchIntervalMs, audit } = options
   const linkMaxAgeMs = options.linkMaxAgeMs ?? null
+  const reader = options.reader ?? null
 
   function end(sessionId: string, origin: Origin, type: 'logout' | 'expiry'): Promise<boolean> {
     const now = clock.now().getTime()
@@ -128,7 +132,7 @@ export function createSessions(options: SessionsOptions): Sessions {
 
     async validate(sessionKey) {
       // Lookup is by SHA-256 of a 256-bit secret: timing reveals nothing an attacker can steer.
-      const record = await findSessionByKeyHash(db, hashSecret(sessionKey))
+      const record = await findSessionByKeyHash(db, hashSecret(sessionKey), reader)
       if (record === null) return null
       const now = clock.now().getTime()
       if (record.expiresAt <= now) {

@@ -1,3 +1,4 @@
+import type { SqlReader } from '../db/database.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Queryable, SessionRow } from '../db/schema.js'
 
@@ -71,12 +72,19 @@ const sessionByKeyHash = precompiled(
   1,
 )
 
+/**
+ * The session whose key hashes to `keyHash`. With a `reader` (SQLite), the read does not queue
+ * behind a transaction holding Kysely's connection; it sees the last committed state.
+ */
 export async function findSessionByKeyHash(
   db: Queryable,
   keyHash: string,
+  reader: SqlReader | null = null,
 ): Promise<SessionRecord | null> {
-  const { rows } = await sessionByKeyHash(db, keyHash)
-  const row = rows[0]
+  const row =
+    reader === null
+      ? (await sessionByKeyHash(db, keyHash)).rows[0]
+      : sessionByKeyHash.readFirst(reader, db, keyHash)
   return row === undefined ? null : rowToSession(row)
 }
 

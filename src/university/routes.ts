@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 import { sendHtml } from '../http/html.js'
+import { pageLocale, requestLocale } from '../http/locale.js'
 import { MEDIA_TYPE } from '../http/media-type.js'
 import { stringOrUndefined } from '../lib/coerce.js'
 import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
@@ -76,7 +77,11 @@ export async function universityRoutes(
       },
     },
     async (request) => {
-      await university.startRegistration(request.session!.userId, request.body.email)
+      await university.startRegistration(
+        request.session!.userId,
+        request.body.email,
+        requestLocale(request),
+      )
       return {}
     },
   )
@@ -193,7 +198,9 @@ export async function universityRoutes(
       if (result.boundToBrowser)
         reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
       if (wantsHtml(request)) {
-        return sendHtml(reply, 200, callbackPage(result))
+        // The provider writes the callback's query, so only Accept-Language chooses the language.
+        const locale = pageLocale(request, reply, { allowOverride: false })
+        return sendHtml(reply, 200, callbackPage(result, locale))
       }
       return {}
     },

@@ -24,6 +24,7 @@ import { emailDomainAllowed } from './email-domains.js'
 import { attemptSecrets, ProviderUnavailableError, type OidcClient } from './oidc-client.js'
 import { createCallbackSteps } from './callback-steps.js'
 import { findLiveCode, findOpenAttempt, insertAttempt, transitionAttempt } from './store.js'
+import { DEFAULT_LOCALE, type Locale } from '../lib/locale.js'
 
 /** `taken`: the university account is already linked to another messenger user. */
 export type CallbackOutcome = 'linked' | 'denied' | 'failed' | 'taken' | 'ignored'
@@ -59,7 +60,8 @@ export interface LinkOpened {
 
 export interface University {
   /** Issues a registration code and queues its confirmation email, in one transaction. */
-  startRegistration(userId: string, email: string): Promise<void>
+  /** `locale`: the language the requester reads, first in the email. */
+  startRegistration(userId: string, email: string, locale?: Locale): Promise<void>
   /** A click on the emailed link: a new attempt and where to send the browser, or `null` (401). */
   openLink(code: string): Promise<LinkOpened | null>
   /** The identity provider's callback; never throws for bad input (the endpoint always answers 200). */
@@ -126,7 +128,7 @@ export function createUniversity(options: UniversityOptions): University {
   }
 
   return {
-    async startRegistration(userId, email) {
+    async startRegistration(userId, email, locale = DEFAULT_LOCALE) {
       if (!emailDomainAllowed(email, options.emailDomains)) {
         throw new AppError('emailDomainNotAllowed')
       }
@@ -136,7 +138,7 @@ export function createUniversity(options: UniversityOptions): University {
       const link = `${options.publicBaseUrl}/authorize/university?universityRegistrationCode=${code}`
       const mail = sealMail(
         cipher,
-        confirmationEmail(email, link, options.registrationCodeTtlMs, new Date(now)),
+        confirmationEmail(email, link, options.registrationCodeTtlMs, new Date(now), locale),
       )
       const codeId = newId()
       await inTransaction(db, (trx) =>

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { launchChromium } from '../helpers/chromium.js'
 import { startOidcStack, type OidcStack } from '../helpers/oidc-stack.js'
 import {
   registerMessenger,
@@ -14,20 +15,7 @@ import {
  * The tier 2 round trip in a real browser: the emailed link, the provider's Allow / Deny page and
  * the callback, with the attempt cookie handled by Chromium itself.
  */
-function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-}
+const launch = launchChromium
 
 describe('the tier 2 round trip in Chromium', () => {
   let stack: Stack

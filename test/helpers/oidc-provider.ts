@@ -63,6 +63,8 @@ export interface OidcProvider {
   retireOldKeys(): void
   /** The next token response carries an ID token changed as given. */
   tamperNextIdToken(tamper: IdTokenTamper): void
+  /** While set, that endpoint answers 503, as a provider in the middle of an outage does. */
+  setOutage(endpoint: 'token' | 'userinfo' | null): void
   /** How many times the provider's JWKS was fetched. */
   jwksFetches(): number
   /**
@@ -187,6 +189,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
   const foreignKey = newSigningKey()
   let tamper: IdTokenTamper | null = null
   let jwksFetches = 0
+  let outage: 'token' | 'userinfo' | null = null
 
   const server: Server = createServer()
   server.listen(0, '127.0.0.1')
@@ -312,6 +315,12 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       })
       return
     }
+    // oidc-provider's default paths of these endpoints.
+    if (outage !== null && path === { token: '/token', userinfo: '/me' }[outage]) {
+      response.writeHead(503, { 'content-type': 'text/plain' })
+      response.end('down for maintenance')
+      return
+    }
     if (path === '/jwks') jwksFetches += 1
     if (path === '/token' && tamper !== null) {
       interceptTokenResponse(response, tamper)
@@ -331,6 +340,9 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
     issuer,
     env,
     kids: () => keys.map((key) => key.kid),
+    setOutage(endpoint) {
+      outage = endpoint
+    },
     rotateKeys() {
       keys = [newSigningKey(), ...keys]
       rebuild()

@@ -69,6 +69,12 @@ export async function startSmtpSink(
 }
 
 /** The confirmation link in a mail's text part. */
+/** Every address a mail was sent to. */
+export function recipients(mail: ParsedMail): string[] {
+  const to = mail.to === undefined ? [] : Array.isArray(mail.to) ? mail.to : [mail.to]
+  return to.flatMap((group) => group.value.map((address) => address.address ?? ''))
+}
+
 export function linkIn(mail: ParsedMail): string {
   const match = /https?:\/\/\S+universityRegistrationCode=[A-Za-z0-9_-]+/.exec(mail.text ?? '')
   if (!match) throw new Error('no confirmation link in the mail')

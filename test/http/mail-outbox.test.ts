@@ -84,6 +84,51 @@ describe('mail outbox: SMTP down at first', () => {
   })
 })
 
+describe('mail outbox: SMTP down for a while with several mails queued', () => {
+  let stack: Stack
+  let revived: SmtpSink | null = null
+  before(async () => {
+    stack = await startStack()
+  })
+  after(async () => {
+    await stack.close()
+    await revived?.stop()
+  })
+
+  it('delivers every queued mail exactly once after SMTP returns', async () => {
+    const { service } = stack
+    const port = stack.smtp.port
+    await stack.smtp.stop()
+
+    const recipients = ['one', 'two', 'three', 'four', 'five'].map((n) => `${n}@example.edu`)
+    for (const email of recipients) await askForMail(stack, email)
+    // Several rounds while SMTP stays down: each one fails and backs off.
+    for (let round = 0; round < 3; round++) {
+      await service.mailWorker.runOnce()
+      const due = await service.db.kysely
+        .selectFrom('mail_outbox')
+        .select((e) => e.fn.max('next_attempt_at').as('at'))
+        .executeTakeFirstOrThrow()
+      service.clock.advance(Number(due.at) - service.clock.now().getTime())
+    }
+    for (const email of recipients) {
+      const row = await outboxRowFor(stack, email)
+      assert.ok(row.attempts >= 1, email)
+      assert.equal(row.sent_at, null)
+    }
+
+    revived = await startSmtpSink(port)
+    for (let round = 0; round < 4; round++) await service.mailWorker.runOnce()
+    for (const email of recipients) {
+      assert.equal(mailsTo(revived, email), 1, email)
+      const sent = await outboxRowFor(stack, email)
+      assert.notEqual(sent.sent_at, null)
+      assert.equal(sent.text_body, null)
+    }
+    assert.equal(revived.messages.length, recipients.length)
+  })
+})
+
 describe('mail outbox: a mail whose link expires before delivery', () => {
   let stack: Stack
   let revived: SmtpSink | null = null

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { hashSecret } from '../../src/lib/secrets.js'
-import type { ParsedMail } from 'mailparser'
 import { call, MEDIA_TYPE } from '../helpers/service.js'
-import { linkIn } from '../helpers/smtp-sink.js'
+import { linkIn, recipients } from '../helpers/smtp-sink.js'
 import {
   codeOf,
   registerMessenger,
@@ -19,11 +18,6 @@ function assertError(response: Reply, status: number, code: string): void {
   assert.equal(response.status, status, response.text)
   assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
   assert.deepEqual(response.body, { error: code })
-}
-
-function recipients(mail: ParsedMail): string[] {
-  const to = mail.to === undefined ? [] : Array.isArray(mail.to) ? mail.to : [mail.to]
-  return to.flatMap((group) => group.value.map((address) => address.address ?? ''))
 }
 
 describe('POST /register/university', () => {

@@ -10,6 +10,8 @@ import { cachingSqlite, preparingPool } from '../../src/db/statements.js'
 import { findSessionByKeyHash, touchSession } from '../../src/sessions/store.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 import { call, startService } from '../helpers/service.js'
+import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+import { hashSecret } from '../../src/lib/secrets.js'
 
 // The hot path's statement handling: the same answers as plain Kysely, statements compiled and
 // prepared once, within bounds (runs on SQLite and, with DATABASE_URL, on PostgreSQL).
@@ -146,5 +148,33 @@ describe('request log', () => {
     } finally {
       await service.close()
     }
+  })
+})
+
+describe('the key check while a write transaction is open', () => {
+  let stack: Stack
+  before(async () => {
+    stack = await startStack()
+  })
+  after(() => stack.close())
+
+  it('answers without waiting for the transaction, and sees its writes once committed', async () => {
+    const { sessionKey, openId } = await registerMessenger(stack)
+    const check = () =>
+      call(`${stack.service.url}/session`, { headers: { authorization: sessionKey } })
+    // A transaction holds the write connection (on SQLite, Kysely's only one) while the key is
+    // checked; the check must not queue behind it. The race only ends a deadlock as a failure.
+    const answered = await stack.service.db.kysely.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ updated_at: 1 }).where('open_id', '=', openId).execute()
+      await trx.deleteFrom('sessions').where('key_hash', '=', hashSecret(sessionKey)).execute()
+      const response = await Promise.race([
+        check(),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000).unref()),
+      ])
+      return response?.status ?? 'waited for the transaction'
+    })
+    // Uncommitted, the logout-like delete was not seen; committed, it is.
+    assert.equal(answered, 200)
+    assert.equal((await check()).status, 401)
   })
 })
