@@ -32,6 +32,11 @@ function clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket)
     return
   }
   const status = ERRORS[name].status
+  // A HEAD answer has no body (RFC 9110, section 9.3.2): its client would read the body as a
+  // second answer. The refused request's bytes tell its method when they hold its request line.
+  const rawPacket = (error as { rawPacket?: unknown }).rawPacket
+  const isHead =
+    Buffer.isBuffer(rawPacket) && rawPacket.subarray(0, 5).toString('latin1') === 'HEAD '
   const body = errorBody(name)
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
@@ -40,7 +45,7 @@ function clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket)
     ...Object.entries(JSON_ANSWER_HEADERS).map(([header, value]) => `${header}: ${value}`),
     'connection: close',
   ].join('\r\n')
-  socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy())
+  socket.end(`${head}\r\n\r\n${isHead ? '' : body}`, () => socket.destroy())
   // A client that stops reading must not keep the socket open.
   setTimeout(() => socket.destroy(), 5000).unref()
 }

@@ -45,7 +45,7 @@ interface Answer {
 }
 
 /** Answered statuses and 5xx over the whole file, for the diagnostic. */
-const figures = { sent: 0, serverErrors: 0, raw: 0, samples: [] as string[], callbackEdge: 0 }
+const figures = { sent: 0, serverErrors: 0, raw: 0, samples: [] as string[] }
 
 // ---- what a client can put in a request ------------------------------------------------------
 
@@ -412,6 +412,12 @@ function send(
           attempt(false).then(resolve, reject)
         } else reject(error)
       })
+      // Node's client frames no body of GET, HEAD, DELETE or OPTIONS by itself: unframed, the
+      // body's bytes would reach the server as the start of another request (which it answers
+      // 400 and closes), not as this request's body.
+      if (generated.body !== undefined && req.getHeader('content-length') === undefined) {
+        req.setHeader('content-length', Buffer.byteLength(generated.body))
+      }
       req.end(generated.body)
     })
   return attempt(true)
@@ -575,16 +581,8 @@ async function sendGenerated(fuzzed: Fuzzed, runs: number): Promise<void> {
                   `${JSON.stringify(generated).slice(0, 600)} -> ${answer.status} ${answer.body.slice(0, 200)}`,
                 )
             }
-            // Known gap: the callback documents only its 200, but a request the HTTP layer cannot
-            // take (a GET body without Content-Type) meets the protocol edge's 400 there too.
-            const edgeAtCallback =
-              routedPath(generated.target) === '/authorize/university/callback' &&
-              answer.status === 400 &&
-              errorCode(answer) === '@bad-request/malformed-request'
-            if (edgeAtCallback) figures.callbackEdge += 1
-            const problem = edgeAtCallback
-              ? null
-              : answer.status >= 500
+            const problem =
+              answer.status >= 500
                 ? `${generated.method} ${generated.target.slice(0, 200)} answered ${answer.status}: ${answer.body.slice(0, 200)}`
                 : undocumentedAnswer(
                     fuzzed.document,
@@ -653,7 +651,6 @@ describe('generated bad requests over HTTP', () => {
         `seed ${SEED}: ${figures.sent - sentBefore} generated requests sent, ${figures.serverErrors} answered 5xx`,
       )
       for (const sample of figures.samples) t.diagnostic(`5xx: ${sample}`)
-      t.diagnostic(`callback answered the protocol edge's 400: ${figures.callbackEdge}`)
     }
     assert.equal(figures.serverErrors, 0)
   })
