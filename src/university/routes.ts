@@ -5,7 +5,12 @@ import { sendHtml } from '../http/html.js'
 import { pageLocale, requestLocale } from '../http/locale.js'
 import { MEDIA_TYPE } from '../http/media-type.js'
 import { stringOrUndefined } from '../lib/coerce.js'
-import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
+import {
+  EMPTY_OBJECT,
+  errorResponses,
+  jsonResponse,
+  protocolEdgeResponses,
+} from '../http/schemas.js'
 import { callbackPage } from './pages.js'
 import type { CallbackResult, University } from './service.js'
 
@@ -172,6 +177,7 @@ export async function universityRoutes(
               'text/html': { schema: { type: 'string' } },
             },
           },
+          ...protocolEdgeResponses(),
         },
       },
       // Validation never refuses a callback: the provider gets its 200 whatever it sent.

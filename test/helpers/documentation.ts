@@ -96,7 +96,8 @@ export interface SeenAnswer {
 
 /**
  * The answers any request can meet whatever its route (the protocol edge, Accept, rate limits):
- * the `status code` pairs every operation that documents errors lists.
+ * the `status code` pairs every operation that negotiates Accept (documents a 406) lists. The
+ * callback answers any Accept, and so lists only the protocol edge's rows.
  */
 function sharedAnswers(document: OpenApiDocument): Set<string> {
   let shared: Set<string> | undefined
@@ -107,7 +108,7 @@ function sharedAnswers(document: OpenApiDocument): Set<string> {
           codesOf(response).map((code) => `${status} ${code}`),
         ),
       )
-      if (pairs.size === 0) continue
+      if (operation.responses?.['406'] === undefined) continue
       const before: Set<string> | undefined = shared
       shared = before === undefined ? pairs : new Set([...before].filter((pair) => pairs.has(pair)))
     }
