@@ -6,7 +6,7 @@ import type { Cipher } from './lib/encryption.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { BODY_LIMIT_BYTES, mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
-import { protocolEdgeOptions } from './http/protocol-edge.js'
+import { protocolEdgeOptions, answerOddRequests } from './http/protocol-edge.js'
 import { rateLimits } from './http/rate-limit.js'
 import { logCompletedRequests, requestLogging } from './http/request-log.js'
 import { tierGuard } from './http/tier-guard.js'
@@ -75,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     ...protocolEdgeOptions(config.requestTimeoutMs),
   })
   logCompletedRequests(app)
+  answerOddRequests(app)
 
   const metrics = createMetrics({
     version: VERSION,

@@ -1,4 +1,10 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely'
+import {
+  DEFAULT_MIGRATION_TABLE,
+  Migrator,
+  sql,
+  type Migration,
+  type MigrationProvider,
+} from 'kysely'
 import type { Db } from './database.js'
 import * as m0001 from './migrations/0001_initial.js'
 import * as m0002 from './migrations/0002_job_leases.js'
@@ -33,14 +39,32 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }
 
-/** The migrations this build knows that the database has not applied (empty: schema is current). */
+/**
+ * The migrations this build knows that the database has not applied (empty: schema is current).
+ * One read of the migration table: readiness probes ask every few seconds, and the migrator's own
+ * listing introspects every table of the schema first.
+ */
 export async function pendingMigrations(db: Db): Promise<string[]> {
-  const migrator = new Migrator({
-    db: db.kysely,
-    provider,
-    ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
-  })
-  // Reads only: a missing migration table counts every migration as pending.
-  const migrations = await migrator.getMigrations()
-  return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name)
+  const table =
+    db.schema === null ? DEFAULT_MIGRATION_TABLE : `${db.schema}.${DEFAULT_MIGRATION_TABLE}`
+  let applied: Set<string>
+  try {
+    const { rows } = await sql<{ name: string }>`SELECT name FROM ${sql.table(table)}`.execute(
+      db.kysely,
+    )
+    applied = new Set(rows.map((row) => row.name))
+  } catch (error) {
+    if (!isMissingTable(error)) throw error
+    // No migration table yet: nothing is applied.
+    applied = new Set()
+  }
+  return Object.keys(MIGRATIONS)
+    .sort()
+    .filter((name) => !applied.has(name))
+}
+
+/** PostgreSQL's undefined_table, SQLite's "no such table". */
+function isMissingTable(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  return code === '42P01' || (typeof message === 'string' && message.startsWith('no such table'))
 }

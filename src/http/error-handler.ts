@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type ErrorName } from '../errors.js'
 import { isDatabaseUnavailable } from '../db/failures.js'
+import { DOCS_PREFIX } from '../operations/docs.js'
 import { MEDIA_TYPE } from './media-type.js'
 
 /** What `Retry-After` tells a client while the database cannot be reached. */
@@ -43,6 +44,8 @@ const FASTIFY_CODES: Readonly<Record<string, ErrorName>> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'malformedJson',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'malformedJson',
   FST_ERR_BAD_URL: 'malformedRequest',
+  // A body-carrying method such as QUERY sent without Content-Type.
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'malformedRequest',
 }
 
 /** The client went away before its request was complete: its doing, so never an error line. */
@@ -66,7 +69,26 @@ function toAppError(error: unknown, request: FastifyRequest): AppError | null {
     })
   }
   const mapped = fastifyError.code === undefined ? undefined : FASTIFY_CODES[fastifyError.code]
-  return mapped === undefined ? null : new AppError(mapped, { cause: error })
+  if (mapped !== undefined) return new AppError(mapped, { cause: error })
+  return documentationAssetRefusal(error, request) ? new AppError('unknownEndpoint') : null
+}
+
+/**
+ * The documentation page's file server refusing a request for one of its assets: a path outside
+ * its folder, a malformed one, or a precondition or range the file does not meet (its 400, 403,
+ * 404, 412, 416). Those assets are not API resources; what cannot be served as asked is answered
+ * as a resource campusgate does not have.
+ */
+function documentationAssetRefusal(error: unknown, request: FastifyRequest): boolean {
+  if (!(request.routeOptions.url ?? '').startsWith(`${DOCS_PREFIX}/`)) return false
+  const { code, status, statusCode } = error as {
+    code?: unknown
+    status?: unknown
+    statusCode?: unknown
+  }
+  if (code === 'FST_STATIC_FORBIDDEN_PATH') return true
+  const answer = typeof statusCode === 'number' ? statusCode : status
+  return typeof answer === 'number' && answer >= 400 && answer < 500
 }
 
 /** Sends `{ error }` for a row of the error table; the only place error responses are made. */
@@ -76,6 +98,13 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   }
   return reply.code(error.status).type(MEDIA_TYPE).send({ error: error.code })
 }
+
+/** Refusals of a request's body; a request no route takes is an unknown endpoint whatever its body. */
+const BODY_ERRORS: ReadonlySet<ErrorName> = new Set([
+  'jsonRequired',
+  'malformedJson',
+  'bodyTooLarge',
+])
 
 /** Installs the one error handler and the unknown-endpoint handler. */
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -89,6 +118,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // Unexpected: log everything server-side, answer with no detail.
       request.log.error({ err: error }, 'unexpected error')
       return sendError(reply, new AppError('unexpectedError', { cause: error }))
+    }
+    if (request.is404 && BODY_ERRORS.has(known.kind)) {
+      return sendError(reply, new AppError('unknownEndpoint'))
     }
     if (known.status >= 500) {
       request.log.error({ err: known.cause ?? known }, known.code)

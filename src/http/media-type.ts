@@ -72,6 +72,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set to false on routes that speak another protocol (the sandbox's WeChat imitation). */
     versionedMediaType?: boolean
+    /** Set on a route that answers whatever the client accepts (the callback: "in every case"). */
+    answersAnyAccept?: boolean
   }
 }
 
@@ -88,7 +90,11 @@ export const mediaType = fp(
     acceptJsonBodiesOnly(app)
 
     app.addHook('onRequest', (request, _reply, done) => {
-      if (wantsVersionedMediaType(request) && !acceptsV1(request.headers.accept)) {
+      if (
+        wantsVersionedMediaType(request) &&
+        request.routeOptions.config.answersAnyAccept !== true &&
+        !acceptsV1(request.headers.accept)
+      ) {
         return done(new AppError('unsupportedApiVersion'))
       }
       done()

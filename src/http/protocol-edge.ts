@@ -1,8 +1,8 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { Server } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ERRORS, type ErrorName } from '../errors.js'
+import { AppError, ERRORS, type ErrorName } from '../errors.js'
 import { JSON_ANSWER_HEADERS, MEDIA_TYPE } from './media-type.js'
 
 /** The one error body of a row, as the error handler would send it. */
@@ -32,6 +32,11 @@ function clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket)
     return
   }
   const status = ERRORS[name].status
+  // A HEAD answer has no body (RFC 9110, section 9.3.2): its client would read the body as a
+  // second answer. The refused request's bytes tell its method when they hold its request line.
+  const rawPacket = (error as { rawPacket?: unknown }).rawPacket
+  const isHead =
+    Buffer.isBuffer(rawPacket) && rawPacket.subarray(0, 5).toString('latin1') === 'HEAD '
   const body = errorBody(name)
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
@@ -40,7 +45,7 @@ function clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket)
     ...Object.entries(JSON_ANSWER_HEADERS).map(([header, value]) => `${header}: ${value}`),
     'connection: close',
   ].join('\r\n')
-  socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy())
+  socket.end(`${head}\r\n\r\n${isHead ? '' : body}`, () => socket.destroy())
   // A client that stops reading must not keep the socket open.
   setTimeout(() => socket.destroy(), 5000).unref()
 }
@@ -69,8 +74,30 @@ export function protocolEdgeOptions(requestTimeoutMs: number): FastifyHttpOption
       requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(5000, Math.floor(requestTimeoutMs / 4))),
+      // Node would refuse a request without Host itself, with a bare 400 outside the vocabulary;
+      // refuseMissingHost answers it instead.
+      requireHostHeader: false,
     },
     clientErrorHandler,
     frameworkErrors,
   }
+}
+
+/**
+ * What Node would answer itself, with a bare status outside the vocabulary: an HTTP/1.1 request
+ * without Host is malformed (RFC 9112, section 3.2): 400 and the connection closes. An `Expect`
+ * other than 100-continue (Node's 417) is ignored, as RFC 9110, section 10.1.1 allows.
+ */
+export function answerOddRequests(app: FastifyInstance): void {
+  // Callback-style: every request passes this hook, and then it costs no promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.raw.httpVersion === '1.1' && request.raw.headers.host === undefined) {
+      void reply.header('connection', 'close')
+      return done(new AppError('malformedRequest'))
+    }
+    done()
+  })
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    app.server.emit('request', request, response),
+  )
 }

@@ -21,16 +21,32 @@ export const EMPTY_OBJECT: JsonSchema = {
  * the document lists them everywhere.
  */
 export function errorResponses(...names: ErrorName[]): Record<string, JsonSchema> {
-  const all: ErrorName[] = [
+  return responsesFor([
     ...names,
-    'malformedRequest',
+    ...PROTOCOL_EDGE,
     'unsupportedApiVersion',
-    'requestTimedOut',
-    'headersTooLarge',
     'rateLimitExceeded',
     'unexpectedError',
     'databaseUnavailable',
-  ]
+  ])
+}
+
+/** What the HTTP layer answers before a request reaches any route: no route can promise otherwise. */
+const PROTOCOL_EDGE: readonly ErrorName[] = [
+  'malformedRequest',
+  'requestTimedOut',
+  'headersTooLarge',
+]
+
+/**
+ * The protocol edge's rows alone, for a route that answers everything else itself (the callback
+ * answers 200 whatever it was sent, but a request whose headers cannot be read never reaches it).
+ */
+export function protocolEdgeResponses(): Record<string, JsonSchema> {
+  return responsesFor(PROTOCOL_EDGE)
+}
+
+function responsesFor(all: readonly ErrorName[]): Record<string, JsonSchema> {
   const byStatus = new Map<number, string[]>()
   for (const name of all) {
     const { status, code } = ERRORS[name]

@@ -6,9 +6,12 @@ import type { FastifyInstance } from 'fastify'
  * page loads from /docs/json). Its scripts and styles are served from the package itself, so the
  * page works offline and loads nothing from elsewhere.
  */
+/** Where the documentation page and its assets are served. */
+export const DOCS_PREFIX = '/docs'
+
 export async function apiDocs(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
-    routePrefix: '/docs',
+    routePrefix: DOCS_PREFIX,
     uiConfig: { deepLinking: true, defaultModelsExpandDepth: 0, tryItOutEnabled: false },
     staticCSP:
       "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +

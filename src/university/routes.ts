@@ -5,7 +5,12 @@ import { sendHtml } from '../http/html.js'
 import { pageLocale, requestLocale } from '../http/locale.js'
 import { MEDIA_TYPE } from '../http/media-type.js'
 import { stringOrUndefined } from '../lib/coerce.js'
-import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../http/schemas.js'
+import {
+  EMPTY_OBJECT,
+  errorResponses,
+  jsonResponse,
+  protocolEdgeResponses,
+} from '../http/schemas.js'
 import { callbackPage } from './pages.js'
 import type { CallbackResult, University } from './service.js'
 
@@ -172,12 +177,13 @@ export async function universityRoutes(
               'text/html': { schema: { type: 'string' } },
             },
           },
+          ...protocolEdgeResponses(),
         },
       },
       // Validation never refuses a callback: the provider gets its 200 whatever it sent.
       attachValidation: true,
-      // Nor do rate limits: over one, the callback answers as usual and acts on nothing.
-      config: { answersWhenRateLimited: true },
+      // Nor do rate limits (over one, the callback answers as usual and acts on nothing), nor Accept.
+      config: { answersWhenRateLimited: true, answersAnyAccept: true },
     },
     async (request, reply) => {
       const query = request.query

@@ -81,3 +81,74 @@ export function documentationProblems(
     if (!table.has(row)) problems.push(`the README lists ${row}, not in src/errors.ts`)
   return problems
 }
+
+/** One answer as a client saw it, for {@link undocumentedAnswer}. */
+export interface SeenAnswer {
+  method: string
+  /** The path the router matched (percent-decoded, no query), whether or not a route has it. */
+  path: string
+  status: number
+  /** The `error` of a JSON error body; `undefined` when the body is not one. */
+  code: string | undefined
+  /** Whether a body came with the answer. */
+  hasBody: boolean
+}
+
+/**
+ * The answers any request can meet whatever its route (the protocol edge, Accept, rate limits):
+ * the `status code` pairs every operation that negotiates Accept (documents a 406) lists. The
+ * callback answers any Accept, and so lists only the protocol edge's rows.
+ */
+function sharedAnswers(document: OpenApiDocument): Set<string> {
+  let shared: Set<string> | undefined
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      const pairs = new Set(
+        Object.entries(operation.responses ?? {}).flatMap(([status, response]) =>
+          codesOf(response).map((code) => `${status} ${code}`),
+        ),
+      )
+      if (operation.responses?.['406'] === undefined) continue
+      const before: Set<string> | undefined = shared
+      shared = before === undefined ? pairs : new Set([...before].filter((pair) => pairs.has(pair)))
+    }
+  }
+  return shared ?? new Set()
+}
+
+/**
+ * Why an answer is not one the OpenAPI document lists for the request's operation (HEAD as its
+ * GET), or `null` when it is. A request no operation takes may get the shared unknown-endpoint
+ * answer or one any request can meet; `hidden` paths (the document itself, its viewer) may also
+ * answer successfully.
+ */
+export function undocumentedAnswer(
+  document: OpenApiDocument,
+  answer: SeenAnswer,
+  hidden: readonly string[] = [],
+): string | null {
+  const { method, path, status, code } = answer
+  const seen = `${method} ${path} answered ${status} ${code ?? '(no error body)'}`
+  if (method === 'HEAD' && answer.hasBody) return `${seen} with a body`
+  const operation = document.paths?.[path]?.[method === 'HEAD' ? 'get' : method.toLowerCase()]
+  if (operation !== undefined) {
+    const response = operation.responses?.[String(status)]
+    if (response === undefined) return `${seen}: not a status it documents`
+    if (status < 400 || method === 'HEAD') return null
+    return code !== undefined && codesOf(response).includes(code)
+      ? null
+      : `${seen}: not an error it documents`
+  }
+  const isHidden = hidden.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
+  if (isHidden && status < 400) return null
+  const unknown = codesOf(document.components?.responses?.unknownEndpoint)
+  if (status === 404 && (method === 'HEAD' || (code !== undefined && unknown.includes(code))))
+    return null
+  if (
+    method === 'HEAD'
+      ? [...sharedAnswers(document)].some((pair) => pair.startsWith(`${status} `))
+      : sharedAnswers(document).has(`${status} ${code}`)
+  )
+    return null
+  return `${seen}: not the unknown-endpoint answer nor one any request can meet`
+}

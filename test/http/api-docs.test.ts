@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { rawRequest } from '../helpers/raw-http.js'
 import { call, MEDIA_TYPE, startService, type RunningService } from '../helpers/service.js'
 import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
 
@@ -19,6 +20,14 @@ function operations(document: any): [string, Operation][] {
         .filter(([method]) => METHODS.includes(method))
         .map(([method, operation]): [string, Operation] => [`${method} ${path}`, operation]),
   )
+}
+
+/** Log lines at error level or above. */
+function errorLines(service: RunningService): string[] {
+  return service
+    .logs()
+    .split('\n')
+    .filter((line) => /"level":(50|60)/.test(line))
 }
 
 describe('API documentation', () => {
@@ -51,6 +60,29 @@ describe('API documentation', () => {
     // The page reads the same document as /openapi.json.
     const shown = await call(`${stack.service.url}/docs/json`)
     assert.deepEqual(shown.body, (await call(`${stack.service.url}/openapi.json`)).body)
+  })
+
+  it('answers an asset request it cannot serve as asked 404 unknown-endpoint, not 500', async () => {
+    const asset = 'docs/static/swagger-ui.css'
+    const refused: [string, Record<string, string>][] = [
+      ['/docs/static/../../../package.json', {}],
+      ['/docs/static/%00x', {}],
+      [`/${asset}`, { 'if-match': '"not-this-one"' }],
+      [`/${asset}`, { range: 'bytes=999999999-' }],
+    ]
+    for (const [path, headers] of refused) {
+      const answer = await rawRequest(
+        stack.service.url,
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
+          Object.entries(headers)
+            .map(([name, value]) => `${name}: ${value}\r\n`)
+            .join('') +
+          '\r\n',
+      )
+      assert.equal(answer.status, 404, `${path} ${JSON.stringify(headers)}`)
+      assert.deepEqual(JSON.parse(answer.body), { error: '@not-found/unknown-endpoint' })
+    }
+    assert.deepEqual(errorLines(stack.service), [])
   })
 
   it('names the server, an operationId on every operation and security on every one', async () => {

@@ -48,6 +48,16 @@ describe('answers at the protocol edge', () => {
     assert.ok(answer.closed)
   })
 
+  it('sends no body with the 431 of a HEAD request, so the client reads no second answer', async () => {
+    const answer = await rawRequest(
+      service.url,
+      `HEAD /session?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    )
+    assert.equal(answer.status, 431)
+    assert.equal(answer.body, '')
+    assert.ok(answer.closed)
+  })
+
   it('answers a body not received within REQUEST_TIMEOUT 408 and closes the connection', async () => {
     const answer = await rawRequest(service.url, `${postHead(100)}{"appId":`)
     assertErrorAnswer(answer, 408, '@request-timeout/request-timed-out')
