@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { errorLines } from '../helpers/logs.js'
 import { rawRequest } from '../helpers/raw-http.js'
 import { call, MEDIA_TYPE, startService, type RunningService } from '../helpers/service.js'
 import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
@@ -20,14 +21,6 @@ function operations(document: any): [string, Operation][] {
         .filter(([method]) => METHODS.includes(method))
         .map(([method, operation]): [string, Operation] => [`${method} ${path}`, operation]),
   )
-}
-
-/** Log lines at error level or above. */
-function errorLines(service: RunningService): string[] {
-  return service
-    .logs()
-    .split('\n')
-    .filter((line) => /"level":(50|60)/.test(line))
 }
 
 describe('API documentation', () => {
