@@ -15,6 +15,7 @@ import {
   startStack,
   type Stack,
 } from '../helpers/stack.js'
+import { addForumRoute } from '../helpers/app-routes.js'
 import { documentationProblems, type ProducedError } from '../helpers/documentation.js'
 import { rawRequest } from '../helpers/raw-http.js'
 
@@ -43,23 +44,7 @@ describe('the error vocabulary', () => {
       {
         extend: (app) => {
           // The app's own routes, documented as docs/tier-guard.md shows.
-          app.get(
-            '/forum',
-            {
-              onRequest: app.requireTier('university-registered'),
-              schema: {
-                response: {
-                  200: jsonResponse('The forum.', EMPTY_OBJECT),
-                  ...errorResponses(
-                    'missingAuthorizationHeader',
-                    'invalidSessionKey',
-                    'insufficientRegistrationTier',
-                  ),
-                },
-              },
-            },
-            () => ({}),
-          )
+          addForumRoute(app)
           app.post(
             '/forum/threads',
             {

@@ -3,7 +3,7 @@ import { Agent, request as httpRequest } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
-import { EMPTY_OBJECT, errorResponses, jsonResponse } from '../../src/http/schemas.js'
+import { addForumRoute } from '../helpers/app-routes.js'
 import { undocumentedAnswer } from '../helpers/documentation.js'
 import { abortedRequest, rawRequest } from '../helpers/raw-http.js'
 import { MEDIA_TYPE, type ServiceOptions } from '../helpers/service.js'
@@ -468,25 +468,7 @@ async function inParallel<T>(items: readonly T[], limit: number, task: (item: T)
 /** The app's own routes behind the tier guard, documented as docs/tier-guard.md shows. */
 const withAppRoute = (options: ServiceOptions): ServiceOptions => ({
   ...options,
-  extend: (app) => {
-    app.get(
-      '/forum',
-      {
-        onRequest: app.requireTier('university-registered'),
-        schema: {
-          response: {
-            200: jsonResponse('The forum.', EMPTY_OBJECT),
-            ...errorResponses(
-              'missingAuthorizationHeader',
-              'invalidSessionKey',
-              'insufficientRegistrationTier',
-            ),
-          },
-        },
-      },
-      () => ({}),
-    )
-  },
+  extend: addForumRoute,
 })
 
 const UNLIMITED: ServiceOptions = {

@@ -31,9 +31,14 @@ function mailsTo(sink: SmtpSink, email: string): number {
   return sink.messages.filter((m) => JSON.stringify(m.to ?? null).includes(email)).length
 }
 
-describe('mail outbox: SMTP down at first', () => {
+/**
+ * A stack per describe whose SMTP server a test stops (`begin`, which hands the stack over) and
+ * brings back on the same port (`end`); both go when the describe ends.
+ */
+function smtpOutage(): { begin(): Promise<Stack>; end(): Promise<SmtpSink> } {
   let stack: Stack
   let revived: SmtpSink | null = null
+  let port = 0
   before(async () => {
     stack = await startStack()
   })
@@ -41,11 +46,25 @@ describe('mail outbox: SMTP down at first', () => {
     await stack.close()
     await revived?.stop()
   })
+  return {
+    async begin() {
+      port = stack.smtp.port
+      await stack.smtp.stop()
+      return stack
+    },
+    async end() {
+      revived = await startSmtpSink(port)
+      return revived
+    },
+  }
+}
+
+describe('mail outbox: SMTP down at first', () => {
+  const outage = smtpOutage()
 
   it('answers 200 while SMTP is down, retries after the backoff and delivers exactly once', async () => {
+    const stack = await outage.begin()
     const { service } = stack
-    const port = stack.smtp.port
-    await stack.smtp.stop()
 
     await askForMail(stack, 'late@example.edu')
     // The first round (kicked by the request, or this one) finds SMTP down.
@@ -59,7 +78,7 @@ describe('mail outbox: SMTP down at first', () => {
     assert.equal(typeof failed.text_body, 'string', 'the mail is kept until delivered')
     assert.equal(failed.next_attempt_at, service.clock.now().getTime() + 2000)
 
-    revived = await startSmtpSink(port)
+    const revived = await outage.end()
     assert.equal(await service.mailWorker.runOnce(), 0, 'nothing is due before the backoff')
     assert.equal(revived.messages.length, 0)
     assert.equal((await outboxRowFor(stack, 'late@example.edu')).attempts, 1)
@@ -85,20 +104,11 @@ describe('mail outbox: SMTP down at first', () => {
 })
 
 describe('mail outbox: SMTP down for a while with several mails queued', () => {
-  let stack: Stack
-  let revived: SmtpSink | null = null
-  before(async () => {
-    stack = await startStack()
-  })
-  after(async () => {
-    await stack.close()
-    await revived?.stop()
-  })
+  const outage = smtpOutage()
 
   it('delivers every queued mail exactly once after SMTP returns', async () => {
+    const stack = await outage.begin()
     const { service } = stack
-    const port = stack.smtp.port
-    await stack.smtp.stop()
 
     const recipients = ['one', 'two', 'three', 'four', 'five'].map((n) => `${n}@example.edu`)
     for (const email of recipients) await askForMail(stack, email)
@@ -117,7 +127,7 @@ describe('mail outbox: SMTP down for a while with several mails queued', () => {
       assert.equal(row.sent_at, null)
     }
 
-    revived = await startSmtpSink(port)
+    const revived = await outage.end()
     for (let round = 0; round < 4; round++) await service.mailWorker.runOnce()
     for (const email of recipients) {
       assert.equal(mailsTo(revived, email), 1, email)
@@ -130,20 +140,11 @@ describe('mail outbox: SMTP down for a while with several mails queued', () => {
 })
 
 describe('mail outbox: a mail whose link expires before delivery', () => {
-  let stack: Stack
-  let revived: SmtpSink | null = null
-  before(async () => {
-    stack = await startStack()
-  })
-  after(async () => {
-    await stack.close()
-    await revived?.stop()
-  })
+  const outage = smtpOutage()
 
   it('is abandoned, never sent, and its bodies are wiped', async () => {
+    const stack = await outage.begin()
     const { service } = stack
-    const port = stack.smtp.port
-    await stack.smtp.stop()
     await askForMail(stack, 'expired@example.edu')
     await service.mailWorker.runOnce()
     const queued = await outboxRowFor(stack, 'expired@example.edu')
@@ -151,7 +152,7 @@ describe('mail outbox: a mail whose link expires before delivery', () => {
     assert.equal(queued.expires_at - queued.created_at, 30 * 60_000)
 
     service.clock.advance(30 * 60_000)
-    revived = await startSmtpSink(port)
+    const revived = await outage.end()
     assert.equal(await service.mailWorker.runOnce(), 0)
     await service.mailWorker.runOnce()
     assert.equal(revived.messages.length, 0)
