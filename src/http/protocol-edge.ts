@@ -32,12 +32,18 @@ function clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket)
     return
   }
   const status = ERRORS[name].status
-  // A HEAD answer has no body (RFC 9110, section 9.3.2): its client would read the body as a
-  // second answer. The refused request's bytes tell its method when they hold its request line.
+  // A HEAD answer has no body (RFC 9110, section 9.3.2): its client would read one as a second
+  // answer. The refused bytes show the method when they start with the request line; when they
+  // do not (headers that overflowed across reads, garbage after an answered request), the body is
+  // left out for the same reason. A timeout has no bytes to show, and gets its body.
   const rawPacket = (error as { rawPacket?: unknown }).rawPacket
-  const isHead =
-    Buffer.isBuffer(rawPacket) && rawPacket.subarray(0, 5).toString('latin1') === 'HEAD '
-  const body = errorBody(name)
+  const method = Buffer.isBuffer(rawPacket)
+    ? /^\s*([A-Z]+) /.exec(rawPacket.subarray(0, 32).toString('latin1'))?.[1]
+    : undefined
+  const body =
+    !Buffer.isBuffer(rawPacket) || (method !== undefined && method !== 'HEAD')
+      ? errorBody(name)
+      : ''
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
     `content-type: ${MEDIA_TYPE}`,
@@ -45,7 +51,7 @@ function clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket)
     ...Object.entries(JSON_ANSWER_HEADERS).map(([header, value]) => `${header}: ${value}`),
     'connection: close',
   ].join('\r\n')
-  socket.end(`${head}\r\n\r\n${isHead ? '' : body}`, () => socket.destroy())
+  socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy())
   // A client that stops reading must not keep the socket open.
   setTimeout(() => socket.destroy(), 5000).unref()
 }
