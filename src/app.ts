@@ -38,7 +38,7 @@ export interface AppDeps {
   clock: Clock
   /** Encrypts the secrets campusgate must read back (see secrets-at-rest.ts). */
   cipher: Cipher
-  /** Outbound HTTP for the provider clients. */
+  /** Outbound HTTP for the identity provider clients. */
   fetch?: typeof fetch
   /** Where the JSON log lines go (default stdout); tests read them to prove no secret is logged. */
   logStream?: NodeJS.WritableStream
@@ -112,7 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   })
   const messenger = createMessengerClient({
     ...config.messenger,
-    fetch: timedFetch(outbound, 'messenger', metrics),
+    onCall: (answered, seconds) => metrics.providerCall('messenger', answered, seconds),
   })
   const mailWorker = createMailWorker({
     db: db.kysely,
@@ -171,7 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     pruner.start()
   })
   app.addHook('onClose', async () => {
-    await Promise.all([mailWorker.stop(), pruner.stop()])
+    await Promise.all([mailWorker.stop(), pruner.stop(), messenger.close()])
     mailTransport.close()
   })
 

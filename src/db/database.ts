@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
-import { cachingSqlite, preparingPool } from './statements.js'
+import { cachingSqlite, pgQuery, preparingPool, statementNamer } from './statements.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -19,17 +19,21 @@ export interface Db {
    */
   onConnectionError(listener: (error: Error) => void): void
   /**
-   * SQLite on a file only: a second connection, read-only, for the key check. Kysely runs every
-   * query on one connection behind a mutex, so a key check would otherwise wait for whatever
-   * transaction holds it (a registration, a mail claim, a pruning round); in WAL mode this
-   * connection reads the last committed state meanwhile, synchronously.
+   * Runs the key check's read without Kysely's connection handling: it is the one query on every
+   * authenticated request.
+   * - SQLite on a file: a second connection, read-only. Kysely runs every query on one connection
+   *   behind a mutex, so a key check would otherwise wait for whatever transaction holds it (a
+   *   registration, a mail claim, a pruning round); in WAL mode this connection reads the last
+   *   committed state meanwhile, synchronously.
+   * - PostgreSQL: the pool itself, one named statement per query text, as Kysely's queries are.
+   * Null for SQLite in memory, where a second connection would be another, empty database.
    */
   readonly reader: SqlReader | null
 }
 
-/** Runs a read on the reader connection; statements are prepared once per SQL text. */
+/** Runs one read and gives its first row; statements are prepared once per SQL text. */
 export interface SqlReader {
-  get<Row>(sql: string, parameters: readonly unknown[]): Row | undefined
+  first<Row>(sql: string, parameters: readonly unknown[]): Row | undefined | Promise<Row | undefined>
 }
 
 function openReader(path: string): { reader: SqlReader; close(): void } {
@@ -39,7 +43,7 @@ function openReader(path: string): { reader: SqlReader; close(): void } {
   const statements = cachingSqlite(sqlite)
   return {
     reader: {
-      get: <Row>(sql: string, parameters: readonly unknown[]) =>
+      first: <Row>(sql: string, parameters: readonly unknown[]) =>
         statements.prepare(sql).all(parameters)[0] as Row | undefined,
     },
     close: () => sqlite.close(),
@@ -120,11 +124,17 @@ export function createDb(url: string, options: { poolSize: number }): Db {
   // A client checked out when its connection drops emits 'error' itself; the query it runs (or
   // the next one) fails with the same error and is answered 503, so nothing more is done here.
   pool.on('connect', (client) => client.on('error', () => undefined))
+  const nameOf = statementNamer()
   return {
-    kysely: new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) }),
+    kysely: new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: preparingPool(pool, nameOf) }),
+    }),
     dialect: 'postgres',
     schema: searchPathOf(url),
     onConnectionError: (next) => (listener = next),
-    reader: null,
+    reader: {
+      first: async <Row>(sql: string, parameters: readonly unknown[]) =>
+        (await pool.query(pgQuery(nameOf, sql, parameters))).rows[0] as Row | undefined,
+    },
   }
 }

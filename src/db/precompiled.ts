@@ -1,11 +1,16 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
 import type { SqlReader } from './database.js'
 import type { Queryable } from './schema.js'
+import { databaseOf } from './transaction.js'
 
 export interface Precompiled<Args extends unknown[], Row> {
   (db: Queryable, ...args: Args): Promise<QueryResult<Row>>
-  /** The first row, read on `reader` (a SQLite read connection beside `db`) instead of through Kysely. */
-  readFirst(reader: SqlReader, db: Queryable, ...args: Args): Row | undefined
+  /** The first row, read on `reader` (`Db.reader` of `db`) instead of through Kysely. */
+  readFirst(
+    reader: SqlReader,
+    db: Queryable,
+    ...args: Args
+  ): Row | undefined | Promise<Row | undefined>
 }
 
 /**
@@ -40,10 +45,12 @@ export function precompiled<Args extends unknown[], Row>(
   }
 
   function bind(db: Queryable, args: Args): CompiledQuery<Row> {
-    let compiled = compiledFor.get(db)
+    // Compiled once per database: a transaction compiles as the database it was opened on.
+    const database = databaseOf(db)
+    let compiled = compiledFor.get(database)
     if (compiled === undefined) {
-      compiled = compile(db)
-      compiledFor.set(db, compiled)
+      compiled = compile(database)
+      compiledFor.set(database, compiled)
     }
     const { query, slots } = compiled
     const parameters = slots.map((slot, p) => (slot === -1 ? query.parameters[p] : args[slot]))
@@ -54,7 +61,7 @@ export function precompiled<Args extends unknown[], Row>(
   return Object.assign(run, {
     readFirst(reader: SqlReader, db: Queryable, ...args: Args) {
       const { sql, parameters } = bind(db, args)
-      return reader.get<Row>(sql, parameters)
+      return reader.first<Row>(sql, parameters)
     },
   })
 }

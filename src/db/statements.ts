@@ -38,23 +38,37 @@ export function cachingSqlite(
   }
 }
 
+/** The name a statement is prepared under on PostgreSQL, or undefined to leave it unnamed. */
+export type StatementNamer = (sql: string, parameterCount: number) => string | undefined
+
 /**
- * The name a statement is prepared under on PostgreSQL, or undefined to leave it unnamed: only
- * parameterised statements are named, and none with `*` in it (a plan prepared for `SELECT *`
- * or `RETURNING *` fails once another instance's migration adds a column).
+ * Names parameterised statements, none with `*` in it (a plan prepared for `SELECT *` or
+ * `RETURNING *` fails once another instance's migration adds a column), and at most `size` of
+ * them; any beyond run unnamed as before.
  */
-function statementName(
-  names: Map<string, string | undefined>,
+export function statementNamer(size = STATEMENT_CACHE_SIZE): StatementNamer {
+  const names = new Map<string, string | undefined>()
+  return (sql, parameterCount) => {
+    if (parameterCount === 0) return undefined
+    if (names.has(sql)) return names.get(sql)
+    if (names.size >= size) return undefined
+    const name = sql.includes('*')
+      ? undefined
+      : `cg_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`
+    names.set(sql, name)
+    return name
+  }
+}
+
+/** A parameterised query for pg, named when `nameOf` names it. */
+export function pgQuery(
+  nameOf: StatementNamer,
   sql: string,
-  size: number,
-): string | undefined {
-  if (names.has(sql)) return names.get(sql)
-  if (names.size >= size) return undefined
-  const name = sql.includes('*')
-    ? undefined
-    : `cg_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`
-  names.set(sql, name)
-  return name
+  parameters: readonly unknown[],
+): pg.QueryConfig {
+  const values = [...parameters]
+  const name = nameOf(sql, values.length)
+  return name === undefined ? { text: sql, values } : { name, text: sql, values }
 }
 
 /**
@@ -62,8 +76,10 @@ function statementName(
  * statements: PostgreSQL parses and plans each once per connection instead of on every query.
  * At most `size` distinct statements are ever named; any beyond run unnamed as before.
  */
-export function preparingPool(pool: pg.Pool, size = STATEMENT_CACHE_SIZE): PostgresPool {
-  const names = new Map<string, string | undefined>()
+export function preparingPool(
+  pool: pg.Pool,
+  nameOf: StatementNamer = statementNamer(),
+): PostgresPool {
   // Kysely keys its connection state by client object: one wrapper per pg client.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
@@ -73,11 +89,7 @@ export function preparingPool(pool: pg.Pool, size = STATEMENT_CACHE_SIZE): Postg
         query: ((sql: unknown, parameters?: readonly unknown[]) => {
           // Kysely's streaming passes a cursor object: not ours to name.
           if (typeof sql !== 'string') return client.query(sql as never)
-          const values = parameters === undefined ? [] : [...parameters]
-          const name = values.length > 0 ? statementName(names, sql, size) : undefined
-          return client.query(
-            name === undefined ? { text: sql, values } : { name, text: sql, values },
-          )
+          return client.query(pgQuery(nameOf, sql, parameters ?? []))
         }) as unknown as PostgresPoolClient['query'],
         release: () => client.release(),
       }

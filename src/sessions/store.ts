@@ -22,32 +22,38 @@ export interface SessionRecord {
   }
 }
 
+// Every registration installs a session: built and compiled once, then only run.
+const installSession = precompiled(
+  (db, id: string, userId: string, keyHash: string, expiresAt: number, now: number) =>
+    db
+      .insertInto('sessions')
+      .values({
+        id,
+        user_id: userId,
+        key_hash: keyHash,
+        created_at: now,
+        expires_at: expiresAt,
+        touched_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet((eb) => ({
+          id: eb.ref('excluded.id'),
+          key_hash: eb.ref('excluded.key_hash'),
+          created_at: eb.ref('excluded.created_at'),
+          expires_at: eb.ref('excluded.expires_at'),
+          touched_at: eb.ref('excluded.touched_at'),
+        })),
+      ),
+  5,
+)
+
 /** Installs the user's one live session, replacing (and so ending) any earlier one. */
 export async function replaceSession(
   db: Queryable,
   session: { id: string; userId: string; keyHash: string; expiresAt: number },
   now: number,
 ): Promise<void> {
-  await db
-    .insertInto('sessions')
-    .values({
-      id: session.id,
-      user_id: session.userId,
-      key_hash: session.keyHash,
-      created_at: now,
-      expires_at: session.expiresAt,
-      touched_at: now,
-    })
-    .onConflict((oc) =>
-      oc.column('user_id').doUpdateSet((eb) => ({
-        id: eb.ref('excluded.id'),
-        key_hash: eb.ref('excluded.key_hash'),
-        created_at: eb.ref('excluded.created_at'),
-        expires_at: eb.ref('excluded.expires_at'),
-        touched_at: eb.ref('excluded.touched_at'),
-      })),
-    )
-    .execute()
+  await installSession(db, session.id, session.userId, session.keyHash, session.expiresAt, now)
 }
 
 // The key check runs on every authenticated request: built and compiled once, then only run.
@@ -73,8 +79,8 @@ const sessionByKeyHash = precompiled(
 )
 
 /**
- * The session whose key hashes to `keyHash`. With a `reader` (SQLite), the read does not queue
- * behind a transaction holding Kysely's connection; it sees the last committed state.
+ * The session whose key hashes to `keyHash`. With a `reader` (`Db.reader`), the read goes around
+ * Kysely and outside any transaction: it sees the last committed state.
  */
 export async function findSessionByKeyHash(
   db: Queryable,
@@ -84,7 +90,7 @@ export async function findSessionByKeyHash(
   const row =
     reader === null
       ? (await sessionByKeyHash(db, keyHash)).rows[0]
-      : sessionByKeyHash.readFirst(reader, db, keyHash)
+      : await sessionByKeyHash.readFirst(reader, db, keyHash)
   return row === undefined ? null : rowToSession(row)
 }
 

@@ -1,6 +1,39 @@
+import { precompiled } from '../db/precompiled.js'
 import type { Queryable, UserRow } from '../db/schema.js'
 
 // The one store that writes the `users` table.
+
+// Registration runs this on every login: built and compiled once, then only run.
+const upsert = precompiled(
+  (db, id: string, openId: string, unionId: string | null, sessionKey: string, now: number) =>
+    db
+      .insertInto('users')
+      .values({
+        id,
+        open_id: openId,
+        union_id: unionId,
+        messenger_session_key: sessionKey,
+        university_token: null,
+        university_linked_at: null,
+        university_issuer: null,
+        university_subject: null,
+        university_email: null,
+        university_name: null,
+        university_is_student: null,
+        university_binding: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('open_id').doUpdateSet((eb) => ({
+          messenger_session_key: eb.ref('excluded.messenger_session_key'),
+          union_id: eb.fn.coalesce('excluded.union_id', 'users.union_id'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .returningAll(),
+  5,
+)
 
 /**
  * Creates the user on first registration or refreshes its messenger data; one row per openId
@@ -11,33 +44,16 @@ export async function upsertUser(
   user: { id: string; openId: string; unionId: string | null; messengerSessionKey: string },
   now: number,
 ): Promise<UserRow> {
-  return db
-    .insertInto('users')
-    .values({
-      id: user.id,
-      open_id: user.openId,
-      union_id: user.unionId,
-      messenger_session_key: user.messengerSessionKey,
-      university_token: null,
-      university_linked_at: null,
-      university_issuer: null,
-      university_subject: null,
-      university_email: null,
-      university_name: null,
-      university_is_student: null,
-      university_binding: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) =>
-      oc.column('open_id').doUpdateSet((eb) => ({
-        messenger_session_key: eb.ref('excluded.messenger_session_key'),
-        union_id: eb.fn.coalesce('excluded.union_id', 'users.union_id'),
-        updated_at: eb.ref('excluded.updated_at'),
-      })),
-    )
-    .returningAll()
-    .executeTakeFirstOrThrow()
+  const { rows } = await upsert(
+    db,
+    user.id,
+    user.openId,
+    user.unionId,
+    user.messengerSessionKey,
+    now,
+  )
+  if (rows[0] === undefined) throw new Error('the upsert of a user returned no row')
+  return rows[0]
 }
 
 /**

@@ -236,6 +236,18 @@ describe('POST /register/messenger when the messenger platform misbehaves', () =
     assert.equal((await registerAgainst(upstreamUrl)).status, 502)
   })
 
+  it('answers 502 without reading it whole when the platform answers more than 64 KiB', async () => {
+    upstreamStatus = 200
+    const identity = { openid: 'o-oversized', session_key: 'k1' }
+    upstreamBody = JSON.stringify({ ...identity, padding: 'x'.repeat(64 * 1024) })
+    const response = await registerAgainst(upstreamUrl)
+    assert.equal(response.status, 502)
+    assert.deepEqual(response.body, { error: '@bad-gateway/messenger-platform-unavailable' })
+    // The same identity in an answer of ordinary size registers.
+    upstreamBody = JSON.stringify(identity)
+    assert.equal((await registerAgainst(upstreamUrl)).status, 200)
+  })
+
   it('refuses app ids outside MESSENGER_ALLOWED_APP_IDS without asking the platform', async () => {
     upstreamStatus = 200
     upstreamBody = JSON.stringify({ openid: 'o1', session_key: 'k1' })

@@ -6,7 +6,8 @@ import pg from 'pg'
 import { createDb, type Db } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { precompiled } from '../../src/db/precompiled.js'
-import { cachingSqlite, preparingPool } from '../../src/db/statements.js'
+import { inTransaction } from '../../src/db/transaction.js'
+import { cachingSqlite, preparingPool, statementNamer } from '../../src/db/statements.js'
 import { findSessionByKeyHash, touchSession } from '../../src/sessions/store.js'
 import { logLines } from '../helpers/logs.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
@@ -62,6 +63,17 @@ describe('precompiled queries and statement caches', () => {
     assert.equal(await findSessionByKeyHash(db.kysely, 'h2'), null)
   })
 
+  it('reads the same through the key check reader, on either database', async () => {
+    // The reader goes around Kysely: a second SQLite connection, or the PostgreSQL pool itself.
+    const reader = db.reader
+    assert.ok(reader !== null, 'a database on a file or a server has a reader')
+    assert.deepEqual(
+      await findSessionByKeyHash(db.kysely, 'h1', reader),
+      await findSessionByKeyHash(db.kysely, 'h1'),
+    )
+    assert.equal(await findSessionByKeyHash(db.kysely, 'h2', reader), null)
+  })
+
   it('binds each call its own arguments, also inside a transaction', async () => {
     await db.kysely.transaction().execute(async (trx) => {
       await touchSession(trx, 's1', 9_000, 2_000)
@@ -72,6 +84,21 @@ describe('precompiled queries and statement caches', () => {
     const row = await findSessionByKeyHash(db.kysely, 'h1')
     assert.equal(row?.expiresAt, 9_000)
     assert.equal(row?.touchedAt, 2_000)
+  })
+
+  it('compiles once per database, however many transactions run it', async () => {
+    let builds = 0
+    const userById = precompiled((kysely, id: string) => {
+      builds += 1
+      return kysely.selectFrom('users').select('open_id').where('id', '=', id)
+    }, 1)
+    for (let round = 0; round < 3; round += 1) {
+      await inTransaction(db.kysely, async (trx) => {
+        assert.equal((await userById(trx, 'u1')).rows[0]?.open_id, 'o1')
+      })
+    }
+    assert.equal((await userById(db.kysely, 'u1')).rows[0]?.open_id, 'o1')
+    assert.equal(builds, 1)
   })
 
   it('refuses, on first use, a build that does not bind an argument as a value', () => {
@@ -114,7 +141,7 @@ describe('statement cache bounds', () => {
   it('PostgreSQL: at most the bound of distinct statements is named', async (t) => {
     if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
     const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 })
-    const preparing = preparingPool(pool, 2)
+    const preparing = preparingPool(pool, statementNamer(2))
     const client = await preparing.connect()
     try {
       for (const n of [1, 2, 3, 4]) await client.query(`select $1::int + ${n} as n`, [n])
