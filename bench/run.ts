@@ -21,6 +21,7 @@ import {
   type Server,
   type ServerSpec,
 } from './harness/processes.js'
+import { pinPostgres, type Pinned } from './harness/postgres-affinity.js'
 import { report, type Run } from './harness/report.js'
 import {
   countTouchesPostgres,
@@ -47,7 +48,11 @@ function narrow(full: Plan, only: string | undefined): Plan {
   const ids = only.split(',')
   const scenarios = full.scenarios.filter((s) => ids.includes(s.id))
   const servers = full.servers.filter((s) => scenarios.some((c) => c.server === s.name))
-  const used = new Set(servers.flatMap((s) => ('dataset' in s.what ? [s.what.dataset] : [])))
+  // Datasets the servers serve, and those the scenarios draw their keys from (bare Fastify's).
+  const used = new Set([
+    ...servers.flatMap((s) => ('dataset' in s.what ? [s.what.dataset] : [])),
+    ...scenarios.flatMap((c) => ('dataset' in c.keys ? [c.keys.dataset] : [])),
+  ])
   return { scenarios, servers, datasets: full.datasets.filter((d) => used.has(d.name)) }
 }
 
@@ -84,6 +89,7 @@ async function main(): Promise<number> {
   const dist = await loadDist()
   const dir = mkdtempSync(join(tmpdir(), 'campusgate-bench-'))
   const schemas: string[] = []
+  let postgresPinned: Pinned | null = null
   const servers = new Map<string, Server>()
   try {
     // SPEC "Rate limits": one address sends all the load, so the per-address limits are off.
@@ -132,6 +138,13 @@ async function main(): Promise<number> {
       log(
         `  better-auth: ${settings.betterAuthSessions} sessions (${Math.round((Date.now() - started) / 1000)}s)`,
       )
+    }
+
+    if (schemas.length > 0) {
+      const { pinned, why } = await pinPostgres(settings.postgresUrl!, LOAD_CPU)
+      postgresPinned = pinned
+      notes.push(why)
+      log(`  ${why}`)
     }
 
     log('starting servers …')
@@ -316,6 +329,7 @@ async function main(): Promise<number> {
     })
   } finally {
     await Promise.all([...servers.values()].map((server) => server.stop()))
+    postgresPinned?.restore()
     if (schemas.length > 0) await dropPostgresSchemas(settings.postgresUrl!, schemas)
     rmSync(dir, { recursive: true, force: true })
   }

@@ -33,7 +33,10 @@ export interface Db {
 
 /** Runs one read and gives its first row; statements are prepared once per SQL text. */
 export interface SqlReader {
-  first<Row>(sql: string, parameters: readonly unknown[]): Row | undefined | Promise<Row | undefined>
+  first<Row>(
+    sql: string,
+    parameters: readonly unknown[],
+  ): Row | undefined | Promise<Row | undefined>
 }
 
 function openReader(path: string): { reader: SqlReader; close(): void } {

@@ -31,19 +31,20 @@ const upsert = precompiled(
           updated_at: eb.ref('excluded.updated_at'),
         })),
       )
-      .returningAll(),
+      // Only the id: a statement without `*` stays prepared on PostgreSQL (db/statements.ts).
+      .returning('id'),
   5,
 )
 
 /**
  * Creates the user on first registration or refreshes its messenger data; one row per openId
- * whatever the race (the unique key decides).
+ * whatever the race (the unique key decides). The user's id: `user.id` when this created it.
  */
 export async function upsertUser(
   db: Queryable,
   user: { id: string; openId: string; unionId: string | null; messengerSessionKey: string },
   now: number,
-): Promise<UserRow> {
+): Promise<{ id: string }> {
   const { rows } = await upsert(
     db,
     user.id,
