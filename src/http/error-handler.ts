@@ -1,7 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type ErrorName } from '../errors.js'
 import { isDatabaseUnavailable } from '../db/failures.js'
-import { DOCS_PREFIX } from '../operations/docs.js'
 import { MEDIA_TYPE } from './media-type.js'
 
 /** What `Retry-After` tells a client while the database cannot be reached. */
@@ -15,6 +14,8 @@ declare module 'fastify' {
      * `invalidValue`.
      */
     invalidFieldErrors?: Readonly<Record<string, ErrorName>>
+    /** Set on the documentation page's routes: their file server's refusals answer 404. */
+    documentationAsset?: boolean
   }
 }
 
@@ -80,7 +81,7 @@ function toAppError(error: unknown, request: FastifyRequest): AppError | null {
  * as a resource campusgate does not have.
  */
 function documentationAssetRefusal(error: unknown, request: FastifyRequest): boolean {
-  if (!(request.routeOptions.url ?? '').startsWith(`${DOCS_PREFIX}/`)) return false
+  if (request.routeOptions.config.documentationAsset !== true) return false
   const { code, status, statusCode } = error as {
     code?: unknown
     status?: unknown
