@@ -24,6 +24,28 @@ function processTree(postmaster: number): number[] {
   return [postmaster, ...children.stdout.split(/\s+/).filter(Boolean).map(Number)]
 }
 
+/** Field 4 of /proc/<pid>/stat: the parent; null when the process is not visible from here. */
+function parentOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch {
+    return null
+  }
+}
+
+/** The postmaster: a backend's parent, read while the connection (and so the backend) lives. */
+async function postmasterOf(url: string): Promise<number | null> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+    return parentOf(rows[0].pid)
+  } finally {
+    await client.end()
+  }
+}
+
 /**
  * Pins the PostgreSQL server at `url` to `cpu`, when it runs on this machine and may be pinned;
  * otherwise says why not and leaves it as it is.
@@ -35,20 +57,8 @@ export async function pinPostgres(
   if (!LOCAL_HOSTS.has(new URL(url).hostname)) {
     return { pinned: null, why: 'PostgreSQL is not on this machine; left unpinned' }
   }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  let backend: number
-  try {
-    backend = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid
-  } finally {
-    await client.end()
-  }
-  let postmaster: number
-  try {
-    // Field 4 of /proc/<pid>/stat is the parent: a backend's parent is the postmaster.
-    const stat = readFileSync(`/proc/${backend}/stat`, 'utf8')
-    postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
+  const postmaster = await postmasterOf(url)
+  if (postmaster === null) {
     return { pinned: null, why: 'PostgreSQL runs in another namespace; left unpinned' }
   }
   const mask = taskset(['-p', String(postmaster)])
