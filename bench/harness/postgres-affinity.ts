@@ -11,6 +11,8 @@ export interface Pinned {
   restore(): void
 }
 
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM']
+
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
 
 function taskset(args: string[]): string | null {
@@ -71,12 +73,18 @@ export async function pinPostgres(
       return { pinned: null, why: 'PostgreSQL could not be pinned (permission)' }
     }
   }
+  const restore = (): void => {
+    for (const signal of SIGNALS) process.off(signal, onSignal)
+    for (const pid of processTree(postmaster)) taskset(['-a', '-p', mask, String(pid)])
+  }
+  // A bench stopped with Ctrl-C or killed must not leave PostgreSQL on one core.
+  const onSignal = (signal: NodeJS.Signals): void => {
+    restore()
+    process.kill(process.pid, signal)
+  }
+  for (const signal of SIGNALS) process.once(signal, onSignal)
   return {
-    pinned: {
-      restore() {
-        for (const pid of processTree(postmaster)) taskset(['-a', '-p', mask, String(pid)])
-      },
-    },
+    pinned: { restore },
     why: `PostgreSQL (postmaster ${postmaster}) pinned to core ${cpu}, with wrk`,
   }
 }
