@@ -111,7 +111,9 @@ async function main(): Promise<number> {
         await seedSqlite(dist, path, dataset)
         urls.set(dataset.name, path)
       } else {
-        const schema = `cgbench_${dataset.name}_${process.pid}`
+        // Lower case: the schema is created and dropped unquoted, which PostgreSQL folds to lower
+        // case, but named quoted by the migrator; with `pg1M` the drop missed it.
+        const schema = `cgbench_${dataset.name.toLowerCase()}_${process.pid}`
         schemas.push(schema)
         await seedPostgres(dist, settings.postgresUrl!, schema, dataset)
         urls.set(dataset.name, schemaUrl(settings.postgresUrl!, schema))
