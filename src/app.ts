@@ -19,6 +19,9 @@ import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js
 import { operationsRoutes } from './operations/routes.js'
 import { outboxStats } from './mail/outbox.js'
 import { pendingMigrations } from './db/migrate.js'
+import { writeProbe } from './db/leases.js'
+import { checkWrites } from './db/write-health.js'
+import { newId } from './lib/secrets.js'
 import { createAudit } from './audit/audit.js'
 import { securityConfigurationEvents } from './audit/configuration.js'
 import { stringOrUndefined } from './lib/coerce.js'
@@ -77,6 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   logCompletedRequests(app)
   answerOddRequests(app)
 
+  // Names this instance in the rows it writes for itself (the write probe).
+  const instanceId = newId()
   const metrics = createMetrics({
     version: VERSION,
     clock,
@@ -211,6 +216,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     async checkReady() {
       const pending = await pendingMigrations(db)
       if (pending.length > 0) throw new Error(`schema behind: ${pending.join(', ')} not applied`)
+      // Reads work on a full disk: whether writes do is what the last writes showed.
+      await checkWrites(db.writes, () => writeProbe(db.kysely, instanceId, clock.now().getTime()))
     },
   })
 
