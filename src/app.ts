@@ -14,6 +14,9 @@ import type { MailTransport } from './mail/transport.js'
 import { apiDocs } from './operations/docs.js'
 import { operationsRoutes } from './operations/routes.js'
 import { pendingMigrations } from './db/migrate.js'
+import { writeProbe } from './db/leases.js'
+import { checkWrites } from './db/write-health.js'
+import { newId } from './lib/secrets.js'
 import { sandboxRoutes } from './sandbox/routes.js'
 import { createServices, type Services } from './services.js'
 import { sessionRoutes } from './sessions/routes.js'
@@ -61,6 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   logCompletedRequests(app)
   answerOddRequests(app)
 
+  // Names this instance in the rows it writes for itself (the write probe).
+  const instanceId = newId()
   const services = createServices({ ...deps, log: app.log })
   const { metrics, sessions, messenger, university, mailbox } = services
   app.addHook('onReady', () => services.start())
@@ -102,6 +107,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     async checkReady() {
       const pending = await pendingMigrations(db)
       if (pending.length > 0) throw new Error(`schema behind: ${pending.join(', ')} not applied`)
+      // Reads work on a full disk: whether writes do is what the last writes showed.
+      await checkWrites(db.writes, () => writeProbe(db.kysely, instanceId, clock.now().getTime()))
     },
   })
 

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import type { SqlReader } from '../db/database.js'
 import type { Database } from '../db/schema.js'
+import { isWriteFault } from '../db/failures.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
 import { endSession, eraseUser, registerUser } from '../accounts/lifecycle.js'
@@ -167,8 +168,14 @@ export function createSessions(options: SessionsOptions): Sessions {
       let expiresAt = record.expiresAt
       // Sliding validity, written back at most once per touch interval so reads stay reads.
       if (now - record.touchedAt >= touchIntervalMs) {
-        expiresAt = now + ttlMs
-        await touchSession(db, record.id, expiresAt, now)
+        try {
+          await touchSession(db, record.id, now + ttlMs, now)
+          expiresAt = now + ttlMs
+        } catch (error) {
+          // A database that cannot take a write (a full disk) still answers the key check: the
+          // session keeps its expiry and is touched on a later request.
+          if (!isWriteFault(error)) throw error
+        }
       }
       return sessionOf(record, now, expiresAt)
     },
