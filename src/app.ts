@@ -12,6 +12,10 @@ import { logCompletedRequests, requestLogging } from './http/request-log.js'
 import { tierGuard } from './http/tier-guard.js'
 import { createMailTransport, type MailTransport } from './mail/transport.js'
 import { createMailWorker, type MailWorker } from './mail/worker.js'
+import { createEvents } from './events/emitter.js'
+import { deliveryStats } from './events/outbox.js'
+import { createSigner } from './events/signer.js'
+import { createWebhookWorker, type WebhookWorker } from './events/worker.js'
 import { createPruner, type Pruner } from './maintenance/pruner.js'
 import { createMessengerClient } from './messenger/client.js'
 import { apiDocs } from './operations/docs.js'
@@ -51,6 +55,8 @@ export interface Campusgate {
   app: FastifyInstance
   sessions: Sessions
   mailWorker: MailWorker
+  /** Delivers the lifecycle events; null when WEBHOOK_URL is unset. */
+  webhookWorker: WebhookWorker | null
   pruner: Pruner
   metrics: Metrics
 }
@@ -81,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     version: VERSION,
     clock,
     outboxStats: () => outboxStats(db.kysely),
+    webhookStats: config.webhook.endpoints.length > 0 ? () => deliveryStats(db.kysely) : null,
   })
   const audit = createAudit({
     clock,
@@ -99,6 +106,24 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     })
   const mailTransport = mailbox?.keeping(deliveringTransport) ?? deliveringTransport
   const discardMail = (mailIds: readonly string[]) => mailTransport.discard(mailIds)
+  const webhookWorker =
+    config.webhook.endpoints.length > 0
+      ? createWebhookWorker({
+          db: db.kysely,
+          dialect: db.dialect,
+          clock,
+          fetch: outbound,
+          sign: createSigner(config.webhook.secrets),
+          tryTimeoutMs: config.webhook.tryTimeoutMs,
+          log: app.log.child({ component: 'webhook-worker' }),
+          onTry: (outcome) => metrics.webhookTry(outcome),
+        })
+      : null
+  const events = createEvents({
+    endpoints: config.webhook.endpoints,
+    retryForMs: config.webhook.retryForMs,
+    onQueued: () => webhookWorker?.kick(),
+  })
   const sessions = createSessions({
     db: db.kysely,
     reader: db.reader,
@@ -109,6 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     touchIntervalMs: config.sessionTouchIntervalMs,
     linkMaxAgeMs: config.university.linkMaxAgeMs,
     audit,
+    events,
   })
   const messenger = createMessengerClient({
     ...config.messenger,
@@ -159,6 +185,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     publicBaseUrl: config.publicBaseUrl,
     ...config.university,
     registrationCodeTtlMs: config.registrationCodeTtlMs,
+    events,
   })
   app.addHook('onReady', async () => {
     // Best effort: a database that is down now must not keep the service (and /readyz) from starting.
@@ -168,10 +195,11 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       })
     }
     mailWorker.start()
+    webhookWorker?.start()
     pruner.start()
   })
   app.addHook('onClose', async () => {
-    await Promise.all([mailWorker.stop(), pruner.stop(), messenger.close()])
+    await Promise.all([mailWorker.stop(), webhookWorker?.stop(), pruner.stop(), messenger.close()])
     mailTransport.close()
   })
 
@@ -239,5 +267,5 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
   await app.register(apiDocs)
 
-  return { app, sessions, mailWorker, pruner, metrics }
+  return { app, sessions, mailWorker, webhookWorker, pruner, metrics }
 }

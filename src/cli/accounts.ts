@@ -32,7 +32,7 @@ const revoke: Command = {
       const user = await userOrNotFound(db, openId)
       const session = await findSessionOfUser(db.kysely, user.id)
       const ended =
-        session !== null && (await cliSessions(config, db).logout(session.id, cliOrigin()))
+        session !== null && (await cliSessions(config, db).revoke(session.id, cliOrigin()))
       if (!ended) throw new NotFoundError(`${openId} has no live session; nothing changed`)
       io.out(`revoked the session of ${openId}; its key, token and pending links are void\n`)
       return EXIT.ok

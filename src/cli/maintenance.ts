@@ -9,6 +9,7 @@ import { createPruner } from '../maintenance/pruner.js'
 import { cipherFor } from '../secrets-at-rest.js'
 import { createSessions, type Sessions } from '../sessions/service.js'
 import { createAudit, type Origin } from '../audit/audit.js'
+import { createEvents } from '../events/emitter.js'
 import { userInfo } from 'node:os'
 import { EXIT, type Command, type Io } from './command.js'
 
@@ -49,7 +50,10 @@ export function cliDiscardMail(config: Config): (mailIds: readonly string[]) => 
   }
 }
 
-/** The sessions service as the API uses it, so the CLI changes things exactly as requests do. */
+/**
+ * The sessions service as the API uses it, so the CLI changes things exactly as requests do. Its
+ * lifecycle events are queued in the database; a running service's worker delivers them.
+ */
 export function cliSessions(config: Config, db: Db): Sessions {
   return createSessions({
     db: db.kysely,
@@ -58,7 +62,12 @@ export function cliSessions(config: Config, db: Db): Sessions {
     discardMail: cliDiscardMail(config),
     ttlMs: config.sessionTtlMs,
     touchIntervalMs: config.sessionTouchIntervalMs,
+    linkMaxAgeMs: config.university.linkMaxAgeMs,
     audit: createAudit({ clock: systemClock }),
+    events: createEvents({
+      endpoints: config.webhook.endpoints,
+      retryForMs: config.webhook.retryForMs,
+    }),
   })
 }
 
@@ -127,7 +136,8 @@ const prune: Command = {
       io.out(
         `ended ${counts.sessions} expired session(s); deleted ${counts.codesAndAttempts} ` +
           `code(s) and attempt(s), ${counts.mails} finished mail(s) and ` +
-          `${counts.auditEvents} audit event(s) past AUDIT_RETENTION\n`,
+          `${counts.auditEvents} audit event(s) past AUDIT_RETENTION; lapsed ${counts.lapsedLinks} ` +
+          `university link(s); deleted ${counts.webhookEvents} finished webhook event(s)\n`,
       )
       return EXIT.ok
     })
