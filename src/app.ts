@@ -20,6 +20,7 @@ import { operationsRoutes } from './operations/routes.js'
 import { outboxStats } from './mail/outbox.js'
 import { pendingMigrations } from './db/migrate.js'
 import { writeProbe } from './db/leases.js'
+import { createBackupSchedule, type BackupSchedule } from './backup/schedule.js'
 import { checkWrites } from './db/write-health.js'
 import { newId } from './lib/secrets.js'
 import { createAudit } from './audit/audit.js'
@@ -55,6 +56,8 @@ export interface Campusgate {
   sessions: Sessions
   mailWorker: MailWorker
   pruner: Pruner
+  /** The service's own SQLite backups; null unless BACKUP_DIR and BACKUP_INTERVAL are set. */
+  backups: BackupSchedule | null
   metrics: Metrics
 }
 
@@ -82,10 +85,22 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
 
   // Names this instance in the rows it writes for itself (the write probe).
   const instanceId = newId()
+  const backups =
+    config.backups === null || db.sqlitePath === null
+      ? null
+      : createBackupSchedule({
+          db: db.kysely,
+          sqlitePath: db.sqlitePath,
+          config: config.backups,
+          clock,
+          log: app.log.child({ component: 'backup' }),
+        })
   const metrics = createMetrics({
     version: VERSION,
     clock,
     outboxStats: () => outboxStats(db.kysely),
+    ...(backups === null ? {} : { newestBackupAt: async () => backups.newestAt() }),
+    writeImpaired: () => db.writes.fault !== null,
   })
   const audit = createAudit({
     clock,
@@ -174,9 +189,10 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     }
     mailWorker.start()
     pruner.start()
+    backups?.start()
   })
   app.addHook('onClose', async () => {
-    await Promise.all([mailWorker.stop(), pruner.stop(), messenger.close()])
+    await Promise.all([mailWorker.stop(), pruner.stop(), backups?.stop(), messenger.close()])
     mailTransport.close()
   })
 
@@ -246,5 +262,5 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
   await app.register(apiDocs)
 
-  return { app, sessions, mailWorker, pruner, metrics }
+  return { app, sessions, mailWorker, pruner, backups, metrics }
 }

@@ -37,6 +37,10 @@ export function createMetrics(options: {
   version: string
   clock: { now(): Date }
   outboxStats: () => Promise<OutboxStats>
+  /** When the newest finished backup was taken (epoch ms, null: none yet); only when scheduled. */
+  newestBackupAt?: () => Promise<number | null>
+  /** Whether the database is write-impaired right now (a write failed, no probe since). */
+  writeImpaired?: () => boolean
 }) {
   const registry = new Registry()
   const registers = [registry]
@@ -153,6 +157,30 @@ export function createMetrics(options: {
       this.set(oldestQueuedAt === null ? 0 : Math.max(0, (now - oldestQueuedAt) / 1000))
     },
   })
+
+  const { newestBackupAt, writeImpaired } = options
+  if (newestBackupAt !== undefined) {
+    new Gauge({
+      name: 'campusgate_backup_newest_age_seconds',
+      help: 'Age of the newest finished backup in BACKUP_DIR; -1 while there is none.',
+      registers,
+      async collect() {
+        const at = await newestBackupAt()
+        const now = options.clock.now().getTime()
+        this.set(at === null ? -1 : Math.max(0, (now - at) / 1000))
+      },
+    })
+  }
+  if (writeImpaired !== undefined) {
+    new Gauge({
+      name: 'campusgate_database_write_impaired',
+      help: '1 while the database cannot take writes (disk full, read-only, I/O error), else 0.',
+      registers,
+      collect() {
+        this.set(writeImpaired() ? 1 : 0)
+      },
+    })
+  }
 
   // Children per route and status, so a request costs one observe and no label object.
   const requestChildren = new WeakMap<object, Map<number, Histogram.Internal<string>>>()
