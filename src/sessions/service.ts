@@ -11,11 +11,13 @@ import { endSession, eraseUser, registerUser } from '../accounts/lifecycle.js'
 import {
   findExpiredSessionIds,
   findSessionByKeyHash,
+  findSessionOfUser,
   touchSession,
   type SessionRecord,
 } from './store.js'
+import { tierOf, type Tier } from './tier.js'
 
-export type Tier = 'messenger-registered' | 'university-registered'
+export type { Tier }
 
 /** What a valid session key stands for; `request.session` in the routes. */
 export interface Session {
@@ -23,6 +25,8 @@ export interface Session {
   readonly userId: string
   readonly openId: string
   readonly tier: Tier
+  /** When the session was registered. */
+  readonly createdAt: Date
   readonly expiresAt: Date
   /** At tier 2: the university account that proved it; fields the provider did not give are absent. */
   readonly university?: UniversityLink
@@ -65,8 +69,12 @@ export interface Sessions {
   ): Promise<{ sessionKey: string; expiresAt: Date }>
   /** The session behind a key, extending its validity; `null` if unknown, ended or expired. */
   validate(sessionKey: string): Promise<Session | null>
+  /** The user's live session as `GET /session` shows it, neither extended nor ended; `null` if none. */
+  sessionOfUser(userId: string): Promise<Session | null>
   /** Ends a session (found by `validate`); `false` if something else ended it first. */
   logout(sessionId: string, origin: Origin): Promise<boolean>
+  /** Ends the user's session exactly as logout does; `false` if the user has no live session. */
+  revokeUser(userId: string, origin: Origin): Promise<boolean>
   /** Ends up to `limit` expired sessions exactly as logout would; returns how many. */
   endExpired(limit: number): Promise<number>
   /** Erases the user: the session ends and every row campusgate holds for the user is deleted. */
@@ -102,6 +110,23 @@ export function createSessions(options: SessionsOptions): Sessions {
       await audit.record(trx, { type, origin, userId })
       return true
     })
+  }
+
+  /** What a session record stands for at `now`: its tier by the one rule, its link if it counts. */
+  function sessionOf(record: SessionRecord, now: number, expiresAt: number): Session {
+    const linkedAt = record.university.linkedAt
+    const tier = tierOf(linkedAt, now, linkMaxAgeMs)
+    return {
+      id: record.id,
+      userId: record.userId,
+      openId: record.openId,
+      tier,
+      createdAt: new Date(record.createdAt),
+      expiresAt: new Date(expiresAt),
+      ...(tier === 'university-registered' && linkedAt !== null
+        ? { university: universityLinkOf(record.university, linkedAt) }
+        : {}),
+    }
   }
 
   return {
@@ -152,23 +177,23 @@ export function createSessions(options: SessionsOptions): Sessions {
           if (!isWriteFault(error)) throw error
         }
       }
-      const linkedAt = record.university.linkedAt
-      const linked =
-        record.universityLinked &&
-        linkedAt !== null &&
-        (linkMaxAgeMs === null || now - linkedAt < linkMaxAgeMs)
-      return {
-        id: record.id,
-        userId: record.userId,
-        openId: record.openId,
-        tier: linked ? 'university-registered' : 'messenger-registered',
-        expiresAt: new Date(expiresAt),
-        ...(linked ? { university: universityLinkOf(record.university, linkedAt) } : {}),
-      }
+      return sessionOf(record, now, expiresAt)
+    },
+
+    async sessionOfUser(userId) {
+      const record = await findSessionOfUser(db, userId)
+      const now = clock.now().getTime()
+      if (record === null || record.expiresAt <= now) return null
+      return sessionOf(record, now, record.expiresAt)
     },
 
     logout(sessionId, origin) {
       return end(sessionId, origin, 'logout')
+    },
+
+    async revokeUser(userId, origin) {
+      const record = await findSessionOfUser(db, userId)
+      return record !== null && (await end(record.id, origin, 'logout'))
     },
 
     async eraseUser({ userId, openId }, origin) {
