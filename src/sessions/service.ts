@@ -4,17 +4,20 @@ import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import type { SqlReader } from '../db/database.js'
 import type { Database } from '../db/schema.js'
+import { isWriteFault } from '../db/failures.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
 import { endSession, eraseUser, registerUser } from '../accounts/lifecycle.js'
 import {
   findExpiredSessionIds,
   findSessionByKeyHash,
+  findSessionOfUser,
   touchSession,
   type SessionRecord,
 } from './store.js'
+import { tierOf, type Tier } from './tier.js'
 
-export type Tier = 'messenger-registered' | 'university-registered'
+export type { Tier }
 
 /** What a valid session key stands for; `request.session` in the routes. */
 export interface Session {
@@ -22,6 +25,8 @@ export interface Session {
   readonly userId: string
   readonly openId: string
   readonly tier: Tier
+  /** When the session was registered. */
+  readonly createdAt: Date
   readonly expiresAt: Date
   /** At tier 2: the university account that proved it; fields the provider did not give are absent. */
   readonly university?: UniversityLink
@@ -64,8 +69,12 @@ export interface Sessions {
   ): Promise<{ sessionKey: string; expiresAt: Date }>
   /** The session behind a key, extending its validity; `null` if unknown, ended or expired. */
   validate(sessionKey: string): Promise<Session | null>
+  /** The user's live session as `GET /session` shows it, neither extended nor ended; `null` if none. */
+  sessionOfUser(userId: string): Promise<Session | null>
   /** Ends a session (found by `validate`); `false` if something else ended it first. */
   logout(sessionId: string, origin: Origin): Promise<boolean>
+  /** Ends the user's session exactly as logout does; `false` if the user has no live session. */
+  revokeUser(userId: string, origin: Origin): Promise<boolean>
   /** Ends up to `limit` expired sessions exactly as logout would; returns how many. */
   endExpired(limit: number): Promise<number>
   /** Erases the user: the session ends and every row campusgate holds for the user is deleted. */
@@ -101,6 +110,23 @@ export function createSessions(options: SessionsOptions): Sessions {
       await audit.record(trx, { type, origin, userId })
       return true
     })
+  }
+
+  /** What a session record stands for at `now`: its tier by the one rule, its link if it counts. */
+  function sessionOf(record: SessionRecord, now: number, expiresAt: number): Session {
+    const linkedAt = record.university.linkedAt
+    const tier = tierOf(linkedAt, now, linkMaxAgeMs)
+    return {
+      id: record.id,
+      userId: record.userId,
+      openId: record.openId,
+      tier,
+      createdAt: new Date(record.createdAt),
+      expiresAt: new Date(expiresAt),
+      ...(tier === 'university-registered' && linkedAt !== null
+        ? { university: universityLinkOf(record.university, linkedAt) }
+        : {}),
+    }
   }
 
   return {
@@ -142,26 +168,32 @@ export function createSessions(options: SessionsOptions): Sessions {
       let expiresAt = record.expiresAt
       // Sliding validity, written back at most once per touch interval so reads stay reads.
       if (now - record.touchedAt >= touchIntervalMs) {
-        expiresAt = now + ttlMs
-        await touchSession(db, record.id, expiresAt, now)
+        try {
+          await touchSession(db, record.id, now + ttlMs, now)
+          expiresAt = now + ttlMs
+        } catch (error) {
+          // A database that cannot take a write (a full disk) still answers the key check: the
+          // session keeps its expiry and is touched on a later request.
+          if (!isWriteFault(error)) throw error
+        }
       }
-      const linkedAt = record.university.linkedAt
-      const linked =
-        record.universityLinked &&
-        linkedAt !== null &&
-        (linkMaxAgeMs === null || now - linkedAt < linkMaxAgeMs)
-      return {
-        id: record.id,
-        userId: record.userId,
-        openId: record.openId,
-        tier: linked ? 'university-registered' : 'messenger-registered',
-        expiresAt: new Date(expiresAt),
-        ...(linked ? { university: universityLinkOf(record.university, linkedAt) } : {}),
-      }
+      return sessionOf(record, now, expiresAt)
+    },
+
+    async sessionOfUser(userId) {
+      const record = await findSessionOfUser(db, userId)
+      const now = clock.now().getTime()
+      if (record === null || record.expiresAt <= now) return null
+      return sessionOf(record, now, record.expiresAt)
     },
 
     logout(sessionId, origin) {
       return end(sessionId, origin, 'logout')
+    },
+
+    async revokeUser(userId, origin) {
+      const record = await findSessionOfUser(db, userId)
+      return record !== null && (await end(record.id, origin, 'logout'))
     },
 
     async eraseUser({ userId, openId }, origin) {

@@ -5,7 +5,13 @@ import { resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { hashSecret } from '../../src/lib/secrets.js'
 import { call } from '../helpers/service.js'
-import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+import {
+  registerMessenger,
+  registerUniversity,
+  sessionOf,
+  startStack,
+  type Stack,
+} from '../helpers/stack.js'
 
 const BIN = resolve('bin/campusgate.js')
 const TSC = resolve('node_modules/.bin/tsc')
@@ -112,6 +118,23 @@ describe('the campusgate command', () => {
     )
     assert.equal(json.openId, user.openId)
     assert.equal(json.tier, 'messenger-registered')
+  })
+
+  it('users show tells the tier GET /session answers: a link older than UNIVERSITY_LINK_MAX_AGE has lapsed', async () => {
+    const hour = 3_600_000
+    // Linked an hour ago on the service's clock, which then comes back to now.
+    stack.service.clock.advance(-hour)
+    const user = await registerUniversity(stack)
+    stack.service.clock.advance(hour)
+    assert.equal((await sessionOf(stack, user.sessionKey)).body.tier, 'university-registered')
+    const tierOf = (extra: Record<string, string>): unknown =>
+      JSON.parse(
+        campusgate({ ...env, ...extra }, 'users', 'show', '--open-id', user.openId, '--json')
+          .stdout,
+      ).tier
+    assert.equal(tierOf({}), 'university-registered')
+    assert.equal(tierOf({ UNIVERSITY_LINK_MAX_AGE: '2h' }), 'university-registered')
+    assert.equal(tierOf({ UNIVERSITY_LINK_MAX_AGE: '30m' }), 'messenger-registered')
   })
 
   it('sessions revoke ends the session as logout does; a second revoke exits 3', async () => {
