@@ -86,6 +86,19 @@ export interface Config {
   readonly metricsToken: string | null
   /** How long audit events are kept (AUDIT_RETENTION). */
   readonly auditRetentionMs: number
+  readonly webhook: WebhookConfig
+}
+
+/** Lifecycle events (SPEC.md, "Lifecycle events (webhooks)"). */
+export interface WebhookConfig {
+  /** WEBHOOK_URL: every endpoint gets every event; empty: webhooks off. */
+  readonly endpoints: readonly string[]
+  /** WEBHOOK_SECRET: `whsec_<base64>` each; every one signs every try. */
+  readonly secrets: readonly string[]
+  /** WEBHOOK_RETRY_FOR: how long failed tries are made again before the event is dead. */
+  readonly retryForMs: number
+  /** A try not answered 2xx within this is abandoned (SPEC: 10 s; tests shorten it). */
+  readonly tryTimeoutMs: number
 }
 
 /** Thrown for a bad environment; its message is the one line start-up prints. */
@@ -489,5 +502,59 @@ export function loadConfig(env: Env): Config {
     requestTimeoutMs: duration(env, 'REQUEST_TIMEOUT', '30s', '10m'),
     metricsToken: metricsToken(env),
     auditRetentionMs: duration(env, 'AUDIT_RETENTION', '90d', '3650d'),
+    webhook: webhookConfig(env, production),
+  })
+}
+
+/**
+ * WEBHOOK_URL and WEBHOOK_SECRET. Secrets are Standard Webhooks' `whsec_` and the base64 of 24 to
+ * 64 bytes (its recommended sizes); messages never repeat one. In production an endpoint off this
+ * machine must be https: the events name users.
+ */
+function webhookConfig(env: Env, production: boolean): WebhookConfig {
+  const endpoints = (list(env, 'WEBHOOK_URL') ?? []).map((raw) => {
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      return fail('WEBHOOK_URL', `"${raw}" is not a URL`)
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      fail('WEBHOOK_URL', `"${raw}" is not an http(s) URL`)
+    }
+    if (url.username !== '' || url.password !== '') {
+      fail(
+        'WEBHOOK_URL',
+        'must not carry a user name or password (WEBHOOK_SECRET signs every event)',
+      )
+    }
+    if (production && url.protocol !== 'https:' && !isLoopbackHost(url.hostname)) {
+      fail('WEBHOOK_URL', `"${raw}" must be https: when NODE_ENV=production (or on loopback)`)
+    }
+    return raw
+  })
+  if (new Set(endpoints).size !== endpoints.length) fail('WEBHOOK_URL', 'names an endpoint twice')
+  const secrets = (list(env, 'WEBHOOK_SECRET') ?? []).map((item, index) => {
+    const base64 = item.startsWith('whsec_') ? item.slice('whsec_'.length) : null
+    const bytes =
+      base64 !== null && /^[A-Za-z0-9+/]+={0,2}$/.test(base64) && base64.length % 4 === 0
+        ? Buffer.from(base64, 'base64').length
+        : 0
+    if (bytes < 24 || bytes > 64) {
+      fail(
+        'WEBHOOK_SECRET',
+        `secret ${index + 1} is not whsec_ and the base64 of 24 to 64 bytes (make one with: echo whsec_$(openssl rand -base64 32))`,
+      )
+    }
+    return item
+  })
+  if (endpoints.length > 0 && secrets.length === 0) {
+    fail('WEBHOOK_SECRET', 'is required when WEBHOOK_URL is set (every event is signed)')
+  }
+  return Object.freeze({
+    endpoints: Object.freeze(endpoints),
+    secrets: Object.freeze(secrets),
+    retryForMs: duration(env, 'WEBHOOK_RETRY_FOR', '3d', '30d'),
+    tryTimeoutMs: 10_000,
   })
 }

@@ -12,6 +12,11 @@ import { outboxStats } from './mail/outbox.js'
 import { createOutbox, type Outbox } from './mail/outbox-service.js'
 import { createMailTransport, type MailTransport } from './mail/transport.js'
 import { createMailWorker, type MailWorker } from './mail/worker.js'
+import { createEvents, type Events } from './events/emitter.js'
+import { deliveryStats } from './events/outbox.js'
+import { createWebhookEvents, type WebhookEvents } from './events/service.js'
+import { createSigner } from './events/signer.js'
+import { createWebhookWorker, type WebhookWorker } from './events/worker.js'
 import { createPruner, type PruneCounts, type Pruner } from './maintenance/pruner.js'
 import { createMessengerClient, type MessengerClient } from './messenger/client.js'
 import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js'
@@ -53,6 +58,12 @@ export interface Services {
   outbox: Outbox
   accounts: Accounts
   mailWorker: MailWorker
+  /** Where the lifecycle functions write their events (webhooks off: nothing). */
+  events: Events
+  /** The lifecycle events as the operator's commands use them. */
+  webhookEvents: WebhookEvents
+  /** Delivers the lifecycle events; null when WEBHOOK_URL is unset. */
+  webhookWorker: WebhookWorker | null
   pruner: Pruner
   /** In sandbox mode: the mail the playground reads back. */
   mailbox: SandboxMailbox | undefined
@@ -68,6 +79,7 @@ export function createServices(deps: ServicesDeps): Services {
     version: VERSION,
     clock,
     outboxStats: () => outboxStats(db.kysely),
+    webhookStats: config.webhook.endpoints.length > 0 ? () => deliveryStats(db.kysely) : null,
   })
   const audit = createAudit({
     clock,
@@ -86,6 +98,25 @@ export function createServices(deps: ServicesDeps): Services {
     })
   const mailTransport = mailbox?.keeping(deliveringTransport) ?? deliveringTransport
   const discardMail = (mailIds: readonly string[]) => mailTransport.discard(mailIds)
+  const webhookWorker =
+    config.webhook.endpoints.length > 0
+      ? createWebhookWorker({
+          db: db.kysely,
+          dialect: db.dialect,
+          clock,
+          fetch: deps.fetch ?? fetch,
+          sign: createSigner(config.webhook.secrets),
+          tryTimeoutMs: config.webhook.tryTimeoutMs,
+          log: log.child({ component: 'webhook-worker' }),
+          onTry: (outcome) => metrics.webhookTry(outcome),
+        })
+      : null
+  // A command line has no worker: what it emits waits in the database for a running service's.
+  const events = createEvents({
+    endpoints: config.webhook.endpoints,
+    retryForMs: config.webhook.retryForMs,
+    onQueued: () => webhookWorker?.kick(),
+  })
 
   const sessions = createSessions({
     db: db.kysely,
@@ -97,6 +128,7 @@ export function createServices(deps: ServicesDeps): Services {
     touchIntervalMs: config.sessionTouchIntervalMs,
     linkMaxAgeMs: config.university.linkMaxAgeMs,
     audit,
+    events,
   })
   const messenger = createMessengerClient({
     ...config.messenger,
@@ -145,6 +177,7 @@ export function createServices(deps: ServicesDeps): Services {
     publicBaseUrl: config.publicBaseUrl,
     ...config.university,
     registrationCodeTtlMs: config.registrationCodeTtlMs,
+    events,
   })
   const outbox = createOutbox({ db: db.kysely, clock, onDue: () => mailWorker.kick() })
   const accounts = createAccounts({ db: db.kysely, sessions, outbox })
@@ -152,6 +185,13 @@ export function createServices(deps: ServicesDeps): Services {
   // The background jobs of every instance: started when the app is ready, stopped when it closes.
   // A new job is created above and listed here.
   const jobs: PeriodicJob<unknown>[] = [mailWorker, pruner]
+  if (webhookWorker !== null) jobs.push(webhookWorker)
+  const webhookEvents = createWebhookEvents({
+    db: db.kysely,
+    clock,
+    retryForMs: config.webhook.retryForMs,
+    onDue: () => webhookWorker?.kick(),
+  })
 
   return {
     metrics,
@@ -163,6 +203,9 @@ export function createServices(deps: ServicesDeps): Services {
     outbox,
     accounts,
     mailWorker,
+    events,
+    webhookEvents,
+    webhookWorker,
     pruner,
     mailbox,
     async start() {
