@@ -188,6 +188,27 @@ function list(env: Env, name: string): string[] | null {
     .filter((item) => item !== '')
 }
 
+// A domain name as an email address carries it: dot-separated labels of letters, digits and
+// inner hyphens (an IDN in its xn-- form), each at most 63 characters, 253 in all.
+const DOMAIN_NAME =
+  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
+
+/** UNIVERSITY_EMAIL_DOMAINS: domain names, lower-cased; a leading `@` or `.` is forgiven. */
+function emailDomains(env: Env): string[] | null {
+  const domains = list(env, 'UNIVERSITY_EMAIL_DOMAINS')?.map((domain) =>
+    domain.toLowerCase().replace(/^[@.]+/, ''),
+  )
+  for (const domain of domains ?? []) {
+    if (!DOMAIN_NAME.test(domain)) {
+      fail(
+        'UNIVERSITY_EMAIL_DOMAINS',
+        `${JSON.stringify(domain.slice(0, 80))} is not a domain name (a comma list such as ucl.ac.uk,cs.example.edu)`,
+      )
+    }
+  }
+  return domains ?? null
+}
+
 function ipList(env: Env, name: string): string[] {
   const items = list(env, name) ?? []
   for (const item of items) {
@@ -375,7 +396,7 @@ export function loadConfig(env: Env): Config {
   }
   if (!production && !universityConfigured && messengerBase !== undefined) {
     fail(
-      'UNIVERSITY_AUTHORIZE_URL',
+      protocol === 'oidc' ? 'UNIVERSITY_ISSUER' : 'UNIVERSITY_AUTHORIZE_URL',
       'is required when MESSENGER_API_BASE_URL is set (the sandbox runs only with no provider configured)',
     )
   }
@@ -471,10 +492,7 @@ export function loadConfig(env: Env): Config {
         ['exclusive', 'shared'] as const,
         'exclusive',
       ),
-      emailDomains:
-        list(env, 'UNIVERSITY_EMAIL_DOMAINS')?.map((domain) =>
-          domain.toLowerCase().replace(/^[@.]+/, ''),
-        ) ?? null,
+      emailDomains: emailDomains(env),
       linkMaxAgeMs:
         linkMaxAge === undefined
           ? null

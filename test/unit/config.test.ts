@@ -130,6 +130,18 @@ describe('loadConfig', () => {
       'UNIVERSITY_CALLBACK_BINDING',
     ],
     [
+      { UNIVERSITY_PROTOCOL: 'oidc', MESSENGER_API_BASE_URL: 'https://messenger.example' },
+      'UNIVERSITY_ISSUER',
+    ],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl.ac.uk,not a domain' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'https://ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl.ac.uk/' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'student@ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl..ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: '-ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl_students.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: `${'a'.repeat(64)}.ac.uk` }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [
       { UNIVERSITY_PROTOCOL: 'oidc', UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_jwt' },
       'UNIVERSITY_TOKEN_AUTH_METHOD',
     ],
@@ -170,7 +182,7 @@ describe('loadConfig', () => {
       UNIVERSITY_ISSUER: 'https://login.example.ac.uk/realms/students',
       UNIVERSITY_CLIENT_ID: 'campusgate',
       UNIVERSITY_CLIENT_SECRET: 'secret',
-      UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk',
+      UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk, xn--bcher-kva.example',
       UNIVERSITY_LINK_MAX_AGE: '365d',
       UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_basic',
       MESSENGER_API_BASE_URL: 'https://api.weixin.qq.com',
@@ -178,7 +190,11 @@ describe('loadConfig', () => {
     assert.equal(config.university.issuer, 'https://login.example.ac.uk/realms/students')
     assert.equal(config.university.tokenAuthMethod, 'client_secret_basic')
     assert.deepEqual(config.sandbox, { messenger: false, university: false })
-    assert.deepEqual(config.university.emailDomains, ['ucl.ac.uk', 'cs.example.ac.uk'])
+    assert.deepEqual(config.university.emailDomains, [
+      'ucl.ac.uk',
+      'cs.example.ac.uk',
+      'xn--bcher-kva.example',
+    ])
     assert.equal(config.university.linkMaxAgeMs, 365 * 86_400_000)
   })
 
