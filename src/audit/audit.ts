@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js'
 import type { Queryable } from '../db/schema.js'
 import { newId } from '../lib/secrets.js'
-import { insertAuditEvent } from './store.js'
+import { insertAuditEvent, insertAuditEvents } from './store.js'
 
 /** What the trail records. */
 export type AuditEventType =
@@ -15,6 +15,7 @@ export type AuditEventType =
   | 'expiry'
   | 'erasure'
   | 'security-configuration'
+  | 'import'
 
 /** Where a change came from: an API request (with its client address), the CLI, or the service itself. */
 export interface Origin {
@@ -41,6 +42,8 @@ export interface AuditEvent {
 export interface Audit {
   /** Records the event in `db` (pass the transaction of the change it describes). */
   record(db: Queryable, event: AuditEvent): Promise<void>
+  /** Records many events in one statement, in order (a bulk change such as an import). */
+  recordAll(db: Queryable, events: readonly AuditEvent[]): Promise<void>
 }
 
 /**
@@ -61,19 +64,24 @@ export function createAudit(options: {
   clock: Clock
   onRecorded?: (event: AuditEvent) => void
 }): Audit {
+  const row = (event: AuditEvent) => ({
+    id: eventId(),
+    at: options.clock.now().getTime(),
+    type: event.type,
+    actor: event.origin.actor,
+    user_id: event.userId ?? null,
+    open_id: event.openId ?? null,
+    ip: event.origin.ip,
+    detail: event.detail === undefined ? null : JSON.stringify(event.detail),
+  })
   return {
     async record(db, event) {
-      await insertAuditEvent(db, {
-        id: eventId(),
-        at: options.clock.now().getTime(),
-        type: event.type,
-        actor: event.origin.actor,
-        user_id: event.userId ?? null,
-        open_id: event.openId ?? null,
-        ip: event.origin.ip,
-        detail: event.detail === undefined ? null : JSON.stringify(event.detail),
-      })
+      await insertAuditEvent(db, row(event))
       options.onRecorded?.(event)
+    },
+    async recordAll(db, events) {
+      await insertAuditEvents(db, events.map(row))
+      for (const event of events) options.onRecorded?.(event)
     },
   }
 }

@@ -46,6 +46,15 @@ export async function insertAuditEvent(db: Queryable, row: AuditEventRow): Promi
     .execute()
 }
 
+/** Inserts many events in one statement (each names its openId): a bulk change records them so. */
+export async function insertAuditEvents(
+  db: Queryable,
+  rows: readonly AuditEventRow[],
+): Promise<void> {
+  if (rows.length === 0) return
+  await db.insertInto('audit_events').values(rows).execute()
+}
+
 /** Where a reader stopped: events come in (at, id) order. */
 export interface AuditCursor {
   at: number
