@@ -1,3 +1,4 @@
+import { latestEventTimes } from '../audit/store.js'
 import type { Queryable } from '../db/schema.js'
 import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
 import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
@@ -205,9 +206,13 @@ function decideImport(
   user: OriginalUser,
   existing: UserVersion | null,
   session: SessionVersion | null,
+  erasedAt: number | undefined,
   now: number,
 ): ImportDecision {
-  if (existing === null) return 'import'
+  // A user erased in campusgate after the original last issued its key is not brought back; the
+  // trail remembers erasures (openId only) for AUDIT_RETENTION.
+  if (existing === null)
+    return erasedAt !== undefined && erasedAt >= user.lastUsed ? 'present' : 'import'
   if (session !== null && session.keyHash === user.keyHash) {
     // A session campusgate has let expire is never brought back.
     return session.expiresAt > now && user.expiresAt > session.expiresAt ? 'extend' : 'present'
@@ -238,10 +243,18 @@ export async function planOriginalImport(
       )
     ).map((row) => [row.userId, row]),
   )
+  const absent = users.filter((user) => !existing.has(user.openId)).map((user) => user.openId)
+  const erased = await latestEventTimes(db, 'erasure', absent)
   return users.map((user) => {
     const found = existing.get(user.openId) ?? null
     const session = found === null ? null : (sessions.get(found.id) ?? null)
-    return { user, existing: found, session, decision: decideImport(user, found, session, now) }
+    const erasedAt = erased.get(user.openId)
+    return {
+      user,
+      existing: found,
+      session,
+      decision: decideImport(user, found, session, erasedAt, now),
+    }
   })
 }
 

@@ -338,13 +338,20 @@ describe('campusgate import-original', async () => {
     assert.ok(events.every((event) => event.actor.startsWith('cli:')))
   })
 
-  it('an imported key logs out, and links a university account, like any other', async () => {
+  it('an imported key logs out, erases its user, and links a university account, like any other', async () => {
     const logout = await call(`${stack.service.url}/logout`, {
       method: 'POST',
       headers: { authorization: leaving.key },
     })
     assert.equal(logout.status, 200, logout.text)
     assert.equal((await sessionOf(stack, leaving.key)).status, 401)
+
+    const erase = await call(`${stack.service.url}/user`, {
+      method: 'DELETE',
+      headers: { authorization: upper.key },
+    })
+    assert.equal(erase.status, 200, erase.text)
+    assert.equal((await sessionOf(stack, upper.key)).status, 401)
 
     const link = await requestConfirmationLink(stack, student.key, 'student@example.edu')
     const opened = await openLink(link)
@@ -358,7 +365,7 @@ describe('campusgate import-original', async () => {
     assert.equal(forum.status, 200, forum.text)
   })
 
-  it('running it again changes nothing: a logout in campusgate stays a logout', async () => {
+  it('running it again changes nothing: a logout or an erasure in campusgate stays', async () => {
     const before = await snapshot()
     const { report } = importOriginal()
     assert.equal(report.imported, 0)
@@ -366,9 +373,10 @@ describe('campusgate import-original', async () => {
     assert.equal(report.skippedPresent, 8)
     assert.deepEqual(await snapshot(), before)
     assert.equal((await sessionOf(stack, leaving.key)).status, 401)
+    assert.equal((await sessionOf(stack, upper.key)).status, 401)
   })
 
-  it('a key the original issued after the import replaces the imported one when run again', async () => {
+  it('a key the original issued, or used, after the import replaces or extends the imported one', async () => {
     // LastUsed has whole seconds: the rotation happens in a later second than the import.
     await new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)))
     const renewed = originalKey()
@@ -376,9 +384,21 @@ describe('campusgate import-original', async () => {
       'UPDATE UserSessions SET UclcssaSessionKey = ?, LastUsed = ? WHERE WechatOpenId = ?',
       [renewed, datetime(Date.now()), rotating.openId.padStart(64, ' ')],
     )
+    // A later use of the same key (LastUsed moved on) extends the imported session.
+    const usedAgain = Math.floor(Date.now() / 1000) * 1000
+    await original.connection.query('UPDATE UserSessions SET LastUsed = ? WHERE WechatOpenId = ?', [
+      datetime(usedAgain),
+      live.openId.padStart(64, ' '),
+    ])
     const { report } = importOriginal()
-    assert.equal(report.updated, 1)
+    assert.equal(report.updated, 2)
     assert.equal(report.imported, 0)
+    const extended = await stack.service.db.kysely
+      .selectFrom('sessions')
+      .select('expires_at')
+      .where('key_hash', '=', hashSecret(live.key))
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(extended.expires_at), usedAgain + 30 * DAY)
     assert.equal((await sessionOf(stack, rotating.key)).status, 401)
     const session = await sessionOf(stack, renewed)
     assert.equal(session.status, 200)
