@@ -1,11 +1,8 @@
-import { createAudit } from '../audit/audit.js'
-import { systemClock } from '../clock.js'
 import { pendingMigrations } from '../db/migrate.js'
-import { createOriginalImport, type ImportReport } from '../original/service.js'
+import type { ImportReport } from '../original/service.js'
 import { openOriginalSource, SourceOptionError } from '../original/source.js'
-import { cipherFor } from '../secrets-at-rest.js'
 import { EXIT, UsageError, type Command, type Io } from './command.js'
-import { cliOrigin, withDb } from './maintenance.js'
+import { cliOrigin, withDb, withServices } from './maintenance.js'
 
 /** A progress line on stderr this often when stderr is a log, not a terminal. */
 const PROGRESS_EVERY_ROWS = 5000
@@ -91,22 +88,18 @@ export const importOriginal: Command = {
       throw error
     }
     try {
-      return await withDb(config, async (db) => {
-        const pending = await pendingMigrations(db)
-        if (pending.length > 0) {
-          io.err(`campusgate import-original: the schema is not current; run campusgate migrate\n`)
-          return EXIT.failure
-        }
-        const importer = createOriginalImport({
-          db: db.kysely,
-          clock: systemClock,
-          cipher: cipherFor(config).cipher,
-          ttlMs: config.sessionTtlMs,
-          audit: createAudit({ clock: systemClock }),
-          origin: cliOrigin(),
-        })
+      const pending = await withDb(config, (db) => pendingMigrations(db))
+      if (pending.length > 0) {
+        io.err('campusgate import-original: the schema is not current; run campusgate migrate\n')
+        return EXIT.failure
+      }
+      return await withServices(config, io, async (services) => {
         io.err(`${dryRun ? 'counting' : 'importing'} UserSessions of ${source.name}…\n`)
-        const report = await importer.run(source, { dryRun, onProgress: progressPrinter(io) })
+        const report = await services.originalImport.run(source, {
+          dryRun,
+          origin: cliOrigin(),
+          onProgress: progressPrinter(io),
+        })
         io.out(values.json === true ? `${JSON.stringify(report)}\n` : reportLines(report))
         return EXIT.ok
       })

@@ -9,6 +9,7 @@ import type { Audit, Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import { isDatabaseUnavailable } from '../db/failures.js'
 import type { Database } from '../db/schema.js'
+import type { Events } from '../events/emitter.js'
 import { inTransaction } from '../db/transaction.js'
 import { describeError } from '../lib/describe-error.js'
 import type { Cipher } from '../lib/encryption.js'
@@ -46,6 +47,8 @@ export interface ImportProgress {
 
 export interface ImportOptions {
   dryRun: boolean
+  /** Who runs the import, for the audit trail (the operator's CLI). */
+  origin: Origin
   /** Rows read and written per transaction. */
   batchSize?: number
   onProgress?: (progress: ImportProgress) => void
@@ -65,9 +68,10 @@ export function createOriginalImport(deps: {
   cipher: Cipher
   ttlMs: number
   audit: Audit
-  origin: Origin
+  /** The lifecycle events (webhooks): an imported user is announced as a registered one. */
+  events: Events
 }): OriginalImport {
-  const { db, clock, cipher, ttlMs, audit, origin } = deps
+  const { db, clock, cipher, ttlMs, audit, events } = deps
 
   function toUser(row: LiveRow): OriginalUser {
     return {
@@ -82,9 +86,9 @@ export function createOriginalImport(deps: {
   }
 
   /** One transaction: every user of `users` is stored whole, or not at all. */
-  function store(users: readonly OriginalUser[], now: number) {
-    return inTransaction(db, async (trx) => {
-      const results = await importOriginalUsers(trx, users, now)
+  async function store(users: readonly OriginalUser[], now: number, origin: Origin) {
+    const outcomes = await inTransaction(db, async (trx) => {
+      const results = await importOriginalUsers(trx, users, now, events)
       // The trail names who brought each user over (the operator's CLI) and how.
       await audit.recordAll(
         trx,
@@ -100,6 +104,8 @@ export function createOriginalImport(deps: {
       )
       return results.map((result) => result.outcome)
     })
+    events.kick()
+    return outcomes
   }
 
   return {
@@ -144,14 +150,14 @@ export function createOriginalImport(deps: {
           return
         }
         try {
-          for (const outcome of await store(users, now)) count(outcome)
+          for (const outcome of await store(users, now, options.origin)) count(outcome)
         } catch (error) {
           if (isDatabaseUnavailable(error)) throw error
           // One user the database refuses (a key another row also holds) must not hold back the
           // rest of its batch: each is tried alone, and the one refused is named.
           for (const user of users) {
             try {
-              for (const outcome of await store([user], now)) count(outcome)
+              for (const outcome of await store([user], now, options.origin)) count(outcome)
             } catch (alone) {
               if (isDatabaseUnavailable(alone)) throw alone
               invalid(`openId ${JSON.stringify(user.openId)}`, `not stored: ${refusal(alone)}`)
