@@ -14,6 +14,7 @@ import {
 } from './command.js'
 import { accountCommands } from './accounts.js'
 import { importOriginal } from './import-original.js'
+import { backupCommands } from './backups.js'
 import { maintenanceCommands } from './maintenance.js'
 import { recordCommands } from './records.js'
 import { serve } from './serve.js'
@@ -21,6 +22,7 @@ import { serve } from './serve.js'
 const COMMANDS: readonly Command[] = [
   serve,
   ...maintenanceCommands,
+  ...backupCommands,
   ...accountCommands,
   ...recordCommands,
   importOriginal,
