@@ -41,6 +41,8 @@ export interface Command {
   optionHelp?: Record<string, string>
   /** The option names that must be given. */
   required?: string[]
+  /** One argument the command requires after its name (`events retry ID`), read as `values[name]`. */
+  positional?: { name: string }
   /** Resolves to the exit code; `serve` resolves only once the server listens, with null. */
   run(context: CommandContext): Promise<number | null>
 }
@@ -56,17 +58,24 @@ export function parse(
   args: string[],
 ): Record<string, string | boolean | undefined> {
   let values: Record<string, string | boolean | undefined | (string | boolean)[]>
+  let positionals: string[]
   try {
-    ;({ values } = parseArgs({
+    ;({ values, positionals } = parseArgs({
       args,
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: false,
+      allowPositionals: command.positional !== undefined,
       strict: true,
     }))
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
   if (values.help === true) return { help: true }
+  if (command.positional !== undefined) {
+    if (positionals.length !== 1 || positionals[0] === '') {
+      throw new UsageError(`needs one <${command.positional.name}>`)
+    }
+    values[command.positional.name] = positionals[0]
+  }
   for (const name of command.required ?? []) {
     if (values[name] === undefined || values[name] === '') {
       throw new UsageError(`--${name} is required`)

@@ -13,6 +13,7 @@ import {
   type Io,
 } from './command.js'
 import { accountCommands } from './accounts.js'
+import { eventCommands } from './events.js'
 import { maintenanceCommands } from './maintenance.js'
 import { recordCommands } from './records.js'
 import { serve } from './serve.js'
@@ -22,6 +23,7 @@ const COMMANDS: readonly Command[] = [
   ...maintenanceCommands,
   ...accountCommands,
   ...recordCommands,
+  ...eventCommands,
 ]
 
 function overview(): string {

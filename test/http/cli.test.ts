@@ -42,6 +42,9 @@ const COMMANDS = [
   'outbox list',
   'outbox retry',
   'audit tail',
+  'events list',
+  'events retry',
+  'events replay',
 ]
 
 describe('the campusgate command', () => {
@@ -82,6 +85,8 @@ describe('the campusgate command', () => {
   it('exits 2 on a wrong command line, 1 on a bad configuration, 3 for an unknown user', () => {
     assert.equal(campusgate(env, 'frobnicate').code, 2)
     assert.equal(campusgate(env, 'users').code, 2)
+    assert.equal(campusgate(env, 'events', 'retry').code, 2)
+    assert.equal(campusgate(env, 'events', 'list', '--state', 'lost').code, 2)
     const missing = campusgate(env, 'users', 'show')
     assert.equal(missing.code, 2)
     assert.match(missing.stderr, /--open-id is required/)
