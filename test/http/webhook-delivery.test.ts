@@ -87,7 +87,7 @@ describe('webhook delivery: retries, order, endpoints, secrets', () => {
       .where('webhook_events.body', 'like', `%"openId":"${openId}"%`)
       .execute()
     assert.equal(events.length, 1)
-    return events[0]!
+    return events[0]
   }
   async function cli(...args: string[]): Promise<{ code: number | null; out: string }> {
     let out = ''
@@ -120,7 +120,7 @@ describe('webhook delivery: retries, order, endpoints, secrets', () => {
       'user.created:200',
       'session.started:200',
     ])
-    assert.equal(requests[0]!.id, requests[1]!.id)
+    assert.equal(requests[0].id, requests[1].id)
     assert.deepEqual(successes(requests), [1, 1])
     // The other endpoint got both at once, untouched by the primary's failure.
     assert.deepEqual(typesOf(requestsOf(secondary, openId)), [
@@ -248,7 +248,7 @@ describe('webhook delivery: retries, order, endpoints, secrets', () => {
     const lines = listed.out.trim().split('\n')
     assert.equal(lines.length, 1, listed.out)
     assert.match(
-      lines[0]!,
+      lines[0],
       new RegExp(`^${dead.event_id}\\s+user\\.created\\s+dead\\s+tries ${dead.attempts + 1}\\b`),
     )
 
