@@ -95,8 +95,8 @@ describe('webhook events across restarts, a SIGKILL and several instances', () =
       const [inFlight] = await receiver.waitForRequests(1, 15_000)
       run.child.kill('SIGKILL')
       await run.exited
-      assert.equal(typeOf(inFlight!), 'user.created')
-      assert.equal(inFlight!.answered, null)
+      assert.equal(typeOf(inFlight), 'user.created')
+      assert.equal(inFlight.answered, null)
 
       receiver.answer = () => 200
       // The killed try holds its claim until its lock runs out; the next process's clock is past it.
@@ -105,8 +105,8 @@ describe('webhook events across restarts, a SIGKILL and several instances', () =
         await next.webhookWorker!.runOnce()
         const requests = receiver.requests
         assert.deepEqual(requests.map(typeOf), ['user.created', 'user.created', 'session.started'])
-        assert.equal(requests[1]!.id, inFlight!.id)
-        assert.equal(requests[1]!.verified, true)
+        assert.equal(requests[1].id, inFlight.id)
+        assert.equal(requests[1].verified, true)
         assert.deepEqual([...successesById(requests).values()], [1, 1])
       } finally {
         await next.close()
