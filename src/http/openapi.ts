@@ -1,7 +1,13 @@
-import swagger from '@fastify/swagger'
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { webhooksDocument } from '../events/openapi.js'
 import { errorResponse } from './schemas.js'
+
+type Webhooks = Extract<
+  NonNullable<FastifyDynamicSwaggerOptions['openapi']>,
+  { webhooks?: unknown }
+>['webhooks']
 
 /**
  * Builds the OpenAPI 3.1 document from the route schemas; register before any route.
@@ -21,6 +27,8 @@ export const openapi = fp(
           license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
         servers: [{ url: options.publicBaseUrl }],
+        // What campusgate sends to WEBHOOK_URL (SPEC.md, "Lifecycle events (webhooks)").
+        webhooks: webhooksDocument() as Webhooks,
         components: {
           // Answered for any method and path that no operation has.
           responses: { unknownEndpoint: errorResponse('unknownEndpoint') },

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { createHash } from 'node:crypto'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import { EVENT_TYPES } from '../../src/events/types.js'
 import { runCli } from '../../src/cli/run.js'
 import { SANDBOX_APP } from '../../src/sandbox/messenger.js'
 import { cipherFor } from '../../src/secrets-at-rest.js'
@@ -277,6 +280,28 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
       ]) {
         assert.ok(!bytes.includes(form), `a secret was delivered: ${value.slice(0, 6)}…`)
       }
+    }
+  })
+
+  it('the OpenAPI document describes every type under webhooks; every delivered event fits it', async () => {
+    const document = (await call(`${stack.service.url}/openapi.json`)).body as {
+      openapi: string
+      webhooks: Record<
+        string,
+        { post: { requestBody: { content: Record<string, { schema: object }> } } }
+      >
+    }
+    assert.equal(document.openapi, '3.1.0')
+    assert.deepEqual(Object.keys(document.webhooks).sort(), [...EVENT_TYPES].sort())
+    const ajv = new Ajv2020({ strict: false })
+    addFormats.default(ajv)
+    const delivered = receiver.delivered()
+    assert.deepEqual(new Set(delivered.map((event) => event.type)), new Set(EVENT_TYPES))
+    for (const { type, timestamp, data } of delivered) {
+      const event = { type, timestamp, data }
+      const schema =
+        document.webhooks[event.type].post.requestBody.content['application/json'].schema
+      assert.ok(ajv.validate(schema, event), `${event.type}: ${ajv.errorsText()}`)
     }
   })
 })
