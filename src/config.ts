@@ -11,6 +11,7 @@ export interface SandboxConfig {
 export type CallbackBinding = 'cookie' | 'none'
 export type UniversityProtocol = 'uclapi' | 'oidc'
 export type IdentityBinding = 'exclusive' | 'shared'
+export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post'
 
 /** docs/decisions.md, "Rate limits": a maximum of 0 turns that limit off. */
 export interface RateLimitConfig {
@@ -51,6 +52,8 @@ export interface Config {
     /** OIDC: the issuer to discover (the sandbox's own in OIDC sandbox mode). */
     readonly issuer: string | null
     readonly scopes: string
+    /** OIDC: how the client authenticates at the token endpoint; null: chosen from discovery. */
+    readonly tokenAuthMethod: TokenAuthMethod | null
     /** UCL-API: the user-data endpoint that names who signed in; without it no identity is recorded. */
     readonly userInfoUrl: string | null
     readonly identityBinding: IdentityBinding
@@ -84,6 +87,15 @@ export interface Config {
   /** How long audit events are kept (AUDIT_RETENTION). */
   readonly auditRetentionMs: number
   readonly webhook: WebhookConfig
+  /** The service's own SQLite backups (BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP); null: off. */
+  readonly backups: BackupConfig | null
+}
+
+export interface BackupConfig {
+  readonly dir: string
+  readonly intervalMs: number
+  /** How many finished copies are kept, newest first. */
+  readonly keep: number
 }
 
 /** Lifecycle events (SPEC.md, "Lifecycle events (webhooks)"). */
@@ -172,6 +184,10 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T
 }
 
+function optionalOneOf<T extends string>(env: Env, name: string, values: readonly T[]): T | null {
+  return read(env, name) === undefined ? null : oneOf(env, name, values, values[0])
+}
+
 function list(env: Env, name: string): string[] | null {
   const raw = read(env, name)
   if (raw === undefined) return null
@@ -179,6 +195,27 @@ function list(env: Env, name: string): string[] | null {
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '')
+}
+
+// A domain name as an email address carries it: dot-separated labels of letters, digits and
+// inner hyphens (an IDN in its xn-- form), each at most 63 characters, 253 in all.
+const DOMAIN_NAME =
+  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
+
+/** UNIVERSITY_EMAIL_DOMAINS: domain names, lower-cased; a leading `@` or `.` is forgiven. */
+function emailDomains(env: Env): string[] | null {
+  const domains = list(env, 'UNIVERSITY_EMAIL_DOMAINS')?.map((domain) =>
+    domain.toLowerCase().replace(/^[@.]+/, ''),
+  )
+  for (const domain of domains ?? []) {
+    if (!DOMAIN_NAME.test(domain)) {
+      fail(
+        'UNIVERSITY_EMAIL_DOMAINS',
+        `${JSON.stringify(domain.slice(0, 80))} is not a domain name (a comma list such as ucl.ac.uk,cs.example.edu)`,
+      )
+    }
+  }
+  return domains ?? null
 }
 
 function ipList(env: Env, name: string): string[] {
@@ -315,6 +352,31 @@ function metricsToken(env: Env): string | null {
 }
 
 /**
+ * BACKUP_DIR and BACKUP_INTERVAL together turn the service's own backups on; one without the other
+ * is a mistake, not "off". They are SQLite's: PostgreSQL is backed up with its own tools
+ * (docs/operations.md), so asking the service to do it there stops start-up.
+ */
+function backups(env: Env, databaseUrlValue: string): BackupConfig | null {
+  const dir = read(env, 'BACKUP_DIR')
+  const interval = read(env, 'BACKUP_INTERVAL')
+  const keep = integer(env, 'BACKUP_KEEP', 7, 1, 10_000)
+  if (dir === undefined && interval === undefined) return null
+  if (dir === undefined) fail('BACKUP_DIR', 'is required when BACKUP_INTERVAL is set')
+  if (interval === undefined) fail('BACKUP_INTERVAL', 'is required when BACKUP_DIR is set')
+  if (!databaseUrlValue.startsWith('sqlite:')) {
+    fail(
+      'BACKUP_DIR',
+      'the service backs up SQLite only; back up PostgreSQL with pg_dump or base backups (docs/operations.md)',
+    )
+  }
+  if (databaseUrlValue === 'sqlite::memory:')
+    fail('BACKUP_DIR', 'an in-memory database has no file to back up')
+  const intervalMs = duration(env, 'BACKUP_INTERVAL', interval, '30d')
+  if (intervalMs < 60_000) fail('BACKUP_INTERVAL', `"${interval}" is shorter than the 1m allowed`)
+  return Object.freeze({ dir, intervalMs, keep })
+}
+
+/**
  * Reads the whole configuration from the environment. `main.ts` is the only caller that passes
  * `process.env`; tests pass plain objects.
  */
@@ -335,6 +397,13 @@ export function loadConfig(env: Env): Config {
   }
   if (issuer !== undefined && production && !issuer.startsWith('https:')) {
     fail('UNIVERSITY_ISSUER', 'must be an https: URL when NODE_ENV=production')
+  }
+  const tokenAuthMethod = optionalOneOf(env, 'UNIVERSITY_TOKEN_AUTH_METHOD', [
+    'client_secret_basic',
+    'client_secret_post',
+  ] as const)
+  if (tokenAuthMethod !== null && protocol !== 'oidc') {
+    fail('UNIVERSITY_TOKEN_AUTH_METHOD', 'is used only with UNIVERSITY_PROTOCOL=oidc')
   }
   const authorizeUrl = httpUrl(env, 'UNIVERSITY_AUTHORIZE_URL', undefined, 'endpoint')
   const tokenUrl = httpUrl(env, 'UNIVERSITY_TOKEN_URL', undefined, 'endpoint')
@@ -361,7 +430,7 @@ export function loadConfig(env: Env): Config {
   }
   if (!production && !universityConfigured && messengerBase !== undefined) {
     fail(
-      'UNIVERSITY_AUTHORIZE_URL',
+      protocol === 'oidc' ? 'UNIVERSITY_ISSUER' : 'UNIVERSITY_AUTHORIZE_URL',
       'is required when MESSENGER_API_BASE_URL is set (the sandbox runs only with no provider configured)',
     )
   }
@@ -448,6 +517,7 @@ export function loadConfig(env: Env): Config {
       protocol,
       issuer: issuer ?? (sandbox.university && protocol === 'oidc' ? `${sandboxBase}/oidc` : null),
       scopes: read(env, 'UNIVERSITY_SCOPES') ?? 'openid email profile',
+      tokenAuthMethod,
       userInfoUrl:
         userInfoUrl ?? (sandbox.university ? `${sandboxBase}/university/user/data` : null),
       identityBinding: oneOf(
@@ -456,10 +526,7 @@ export function loadConfig(env: Env): Config {
         ['exclusive', 'shared'] as const,
         'exclusive',
       ),
-      emailDomains:
-        list(env, 'UNIVERSITY_EMAIL_DOMAINS')?.map((domain) =>
-          domain.toLowerCase().replace(/^[@.]+/, ''),
-        ) ?? null,
+      emailDomains: emailDomains(env),
       linkMaxAgeMs:
         linkMaxAge === undefined
           ? null
@@ -487,6 +554,7 @@ export function loadConfig(env: Env): Config {
     requestTimeoutMs: duration(env, 'REQUEST_TIMEOUT', '30s', '10m'),
     metricsToken: metricsToken(env),
     auditRetentionMs: duration(env, 'AUDIT_RETENTION', '90d', '3650d'),
+    backups: backups(env, databaseUrl(env)),
     webhook: webhookConfig(env, production),
   })
 }

@@ -41,8 +41,8 @@ export interface Command {
   optionHelp?: Record<string, string>
   /** The option names that must be given. */
   required?: string[]
-  /** One argument the command requires after its name (`events retry ID`), read as `values[name]`. */
-  positional?: { name: string }
+  /** Names of the arguments that follow the command, in order, all required: `backup PATH`. */
+  positionals?: readonly string[]
   /** Resolves to the exit code; `serve` resolves only once the server listens, with null. */
   run(context: CommandContext): Promise<number | null>
 }
@@ -59,23 +59,26 @@ export function parse(
 ): Record<string, string | boolean | undefined> {
   let values: Record<string, string | boolean | undefined | (string | boolean)[]>
   let positionals: string[]
+  const names = command.positionals ?? []
   try {
     ;({ values, positionals } = parseArgs({
       args,
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: command.positional !== undefined,
+      allowPositionals: names.length > 0,
       strict: true,
     }))
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
   if (values.help === true) return { help: true }
-  if (command.positional !== undefined) {
-    if (positionals.length !== 1 || positionals[0] === '') {
-      throw new UsageError(`needs one <${command.positional.name}>`)
-    }
-    values[command.positional.name] = positionals[0]
+  if (positionals.length > names.length) {
+    throw new UsageError(`unexpected argument "${positionals[names.length]}"`)
   }
+  names.forEach((name, index) => {
+    const value = positionals[index]
+    if (value === undefined || value === '') throw new UsageError(`${name} is required`)
+    values[name] = value
+  })
   for (const name of command.required ?? []) {
     if (values[name] === undefined || values[name] === '') {
       throw new UsageError(`--${name} is required`)

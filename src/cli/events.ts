@@ -56,7 +56,7 @@ const retry: Command = {
   summary: 'send a dead event again (same id); a running service delivers it within seconds',
   usage: '  campusgate events retry <eventId>',
   options: {},
-  positional: { name: 'eventId' },
+  positionals: ['eventId'],
   async run({ config, values, io }) {
     const id = String(values.eventId)
     return withServices(config, io, async ({ webhookEvents }) => {
@@ -75,7 +75,7 @@ const replay: Command = {
   summary: 'send a delivered event again (same id), to every endpoint that got it',
   usage: '  campusgate events replay <eventId>',
   options: {},
-  positional: { name: 'eventId' },
+  positionals: ['eventId'],
   async run({ config, values, io }) {
     const id = String(values.eventId)
     return withServices(config, io, async ({ webhookEvents }) => {

@@ -36,6 +36,8 @@ const COMMANDS = [
   'serve',
   'migrate',
   'prune',
+  'backup',
+  'restore',
   'sessions revoke',
   'users show',
   'users erase',
@@ -79,6 +81,31 @@ describe('the campusgate command', () => {
       assert.equal(help.code, 0, name)
       assert.match(help.stdout, new RegExp(`^campusgate ${name} — `), name)
       assert.match(help.stdout, /^Usage:$/m, name)
+    }
+  })
+
+  it('prints the usage of every group of subcommands for --help (exit 0), and with it when the subcommand is missing (exit 2)', () => {
+    const groups = [...new Set(COMMANDS.filter((c) => c.includes(' ')).map((c) => c.split(' ')[0]))]
+    assert.deepEqual(groups, ['sessions', 'users', 'outbox', 'audit'])
+    for (const group of groups) {
+      const members = COMMANDS.filter((c) => c.startsWith(`${group} `))
+      for (const flag of ['--help', '-h']) {
+        const help = campusgate(env, group, flag)
+        assert.equal(help.code, 0, `${group} ${flag}: ${help.stderr}`)
+        assert.match(help.stdout, /^Usage:$/m, group)
+        for (const member of members)
+          assert.match(help.stdout, new RegExp(`^  campusgate ${member}\\b`, 'm'), member)
+      }
+      const missing = campusgate(env, group)
+      assert.equal(missing.code, 2, group)
+      assert.equal(missing.stdout, '')
+      assert.match(missing.stderr, new RegExp(`^campusgate: ${group} needs one of: `), group)
+      assert.match(missing.stderr, /^Usage:$/m, group)
+      for (const member of members)
+        assert.match(missing.stderr, new RegExp(`^  campusgate ${member}\\b`, 'm'), member)
+      const unknown = campusgate(env, group, 'frobnicate')
+      assert.equal(unknown.code, 2, group)
+      assert.match(unknown.stderr, /^Usage:$/m, group)
     }
   })
 

@@ -79,6 +79,19 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ AUDIT_RETENTION: 'forever' }), /^Error: AUDIT_RETENTION: /)
   })
 
+  it('reads BACKUP_DIR, BACKUP_INTERVAL and BACKUP_KEEP (off unless set, 7 kept by default)', () => {
+    assert.equal(loadConfig({}).backups, null)
+    assert.deepEqual(loadConfig({ BACKUP_DIR: '/b', BACKUP_INTERVAL: '6h' }).backups, {
+      dir: '/b',
+      intervalMs: 6 * 3_600_000,
+      keep: 7,
+    })
+    assert.equal(
+      loadConfig({ BACKUP_DIR: '/b', BACKUP_INTERVAL: '1d', BACKUP_KEEP: '1' }).backups?.keep,
+      1,
+    )
+  })
+
   it('caps the touch interval at a tenth of the session TTL', () => {
     assert.equal(
       loadConfig({ SESSION_TTL: '10s', SESSION_TOUCH_INTERVAL: '60s' }).sessionTouchIntervalMs,
@@ -129,11 +142,39 @@ describe('loadConfig', () => {
       },
       'UNIVERSITY_CALLBACK_BINDING',
     ],
+    [
+      { UNIVERSITY_PROTOCOL: 'oidc', MESSENGER_API_BASE_URL: 'https://messenger.example' },
+      'UNIVERSITY_ISSUER',
+    ],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl.ac.uk,not a domain' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'https://ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl.ac.uk/' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'student@ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl..ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: '-ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl_students.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: `${'a'.repeat(64)}.ac.uk` }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [
+      { UNIVERSITY_PROTOCOL: 'oidc', UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_jwt' },
+      'UNIVERSITY_TOKEN_AUTH_METHOD',
+    ],
+    [{ UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_post' }, 'UNIVERSITY_TOKEN_AUTH_METHOD'],
     [{ UNIVERSITY_IDENTITY_BINDING: 'many' }, 'UNIVERSITY_IDENTITY_BINDING'],
     [{ UNIVERSITY_LINK_MAX_AGE: 'a year' }, 'UNIVERSITY_LINK_MAX_AGE'],
     [{ UNIVERSITY_USERINFO_URL: 'not a url' }, 'UNIVERSITY_USERINFO_URL'],
     [{ MAIL_LIMIT_PER_USER: '0' }, 'MAIL_LIMIT_PER_USER'],
     [{ MAIL_LIMIT_PER_RECIPIENT: 'many' }, 'MAIL_LIMIT_PER_RECIPIENT'],
+    [{ BACKUP_DIR: '/var/backups/campusgate' }, 'BACKUP_INTERVAL'],
+    [{ BACKUP_INTERVAL: '6h' }, 'BACKUP_DIR'],
+    [{ BACKUP_DIR: '/b', BACKUP_INTERVAL: 'daily' }, 'BACKUP_INTERVAL'],
+    [{ BACKUP_DIR: '/b', BACKUP_INTERVAL: '30s' }, 'BACKUP_INTERVAL'],
+    [{ BACKUP_DIR: '/b', BACKUP_INTERVAL: '6h', BACKUP_KEEP: '0' }, 'BACKUP_KEEP'],
+    [{ BACKUP_KEEP: 'all' }, 'BACKUP_KEEP'],
+    [
+      { DATABASE_URL: 'postgres://db/campusgate', BACKUP_DIR: '/b', BACKUP_INTERVAL: '6h' },
+      'BACKUP_DIR',
+    ],
+    [{ DATABASE_URL: 'sqlite::memory:', BACKUP_DIR: '/b', BACKUP_INTERVAL: '6h' }, 'BACKUP_DIR'],
   ] as const) {
     it(`names ${variable} when it is wrong (${JSON.stringify(env)})`, () => {
       assert.throws(
@@ -151,6 +192,7 @@ describe('loadConfig', () => {
     assert.equal(university.protocol, 'uclapi')
     assert.equal(university.issuer, null)
     assert.equal(university.scopes, 'openid email profile')
+    assert.equal(university.tokenAuthMethod, null, 'unset: chosen from the discovery document')
     assert.equal(university.userInfoUrl, 'http://127.0.0.1:3000/_sandbox/university/user/data')
     assert.equal(university.identityBinding, 'exclusive')
     assert.equal(university.emailDomains, null)
@@ -164,13 +206,19 @@ describe('loadConfig', () => {
       UNIVERSITY_ISSUER: 'https://login.example.ac.uk/realms/students',
       UNIVERSITY_CLIENT_ID: 'campusgate',
       UNIVERSITY_CLIENT_SECRET: 'secret',
-      UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk',
+      UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk, xn--bcher-kva.example',
       UNIVERSITY_LINK_MAX_AGE: '365d',
+      UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_basic',
       MESSENGER_API_BASE_URL: 'https://api.weixin.qq.com',
     })
     assert.equal(config.university.issuer, 'https://login.example.ac.uk/realms/students')
+    assert.equal(config.university.tokenAuthMethod, 'client_secret_basic')
     assert.deepEqual(config.sandbox, { messenger: false, university: false })
-    assert.deepEqual(config.university.emailDomains, ['ucl.ac.uk', 'cs.example.ac.uk'])
+    assert.deepEqual(config.university.emailDomains, [
+      'ucl.ac.uk',
+      'cs.example.ac.uk',
+      'xn--bcher-kva.example',
+    ])
     assert.equal(config.university.linkMaxAgeMs, 365 * 86_400_000)
   })
 
