@@ -13,6 +13,7 @@ import {
   type Io,
 } from './command.js'
 import { accountCommands } from './accounts.js'
+import { importOriginal } from './import-original.js'
 import { backupCommands } from './backups.js'
 import { eventCommands } from './events.js'
 import { maintenanceCommands } from './maintenance.js'
@@ -26,6 +27,7 @@ const COMMANDS: readonly Command[] = [
   ...accountCommands,
   ...recordCommands,
   ...eventCommands,
+  importOriginal,
 ]
 
 function overview(): string {

@@ -47,6 +47,7 @@ const COMMANDS = [
   'events list',
   'events retry',
   'events replay',
+  'import-original',
 ]
 
 describe('the campusgate command', () => {
