@@ -24,6 +24,7 @@ import {
   deleteUser,
   findBindingHolder,
   findUserForEvents,
+  findUsersWithLapsedLinks,
   findUserVersions,
   insertUsersIfAbsent,
   lapseLinkOfUser,
@@ -246,6 +247,19 @@ function universityView(
     ...(identity?.isStudent === undefined ? {} : { isStudent: identity.isStudent }),
     linkedAt: new Date(linkedAt).toISOString(),
   }
+}
+
+/**
+ * The users whose university link was made at or before `linkedBefore`, oldest first: those
+ * `lapseUniversityLink` lets go. Read here so that sessions/ reaches the users table only through
+ * this module.
+ */
+export function usersWithLapsedLinks(
+  db: Queryable,
+  linkedBefore: number,
+  limit: number,
+): Promise<string[]> {
+  return findUsersWithLapsedLinks(db, linkedBefore, limit)
 }
 
 /**

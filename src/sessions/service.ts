@@ -7,9 +7,14 @@ import type { Database } from '../db/schema.js'
 import { isWriteFault } from '../db/failures.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
-import { endSession, eraseUser, lapseUniversityLink, registerUser } from '../accounts/lifecycle.js'
+import {
+  endSession,
+  eraseUser,
+  lapseUniversityLink,
+  registerUser,
+  usersWithLapsedLinks,
+} from '../accounts/lifecycle.js'
 import type { Events } from '../events/emitter.js'
-import { findUsersWithLapsedLinks } from '../users/store.js'
 import {
   findExpiredSessionIds,
   findSessionByKeyHash,
@@ -247,7 +252,7 @@ export function createSessions(options: SessionsOptions): Sessions {
       const now = clock.now().getTime()
       const linkedBefore = now - linkMaxAgeMs
       let lapsed = 0
-      for (const userId of await findUsersWithLapsedLinks(db, linkedBefore, limit)) {
+      for (const userId of await usersWithLapsedLinks(db, linkedBefore, limit)) {
         if (
           await inTransaction(db, (trx) =>
             lapseUniversityLink(trx, userId, linkedBefore, now, events),

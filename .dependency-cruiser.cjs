@@ -1,0 +1,123 @@
+// The "May import" column of docs/architecture.md, checked by `npm run check` (npm run deps).
+// Every import of a module under src/ must match one `allowed` rule; a new edge between folders
+// is a change to the architecture, made here and in the table together.
+
+/** A folder of src/ (with its trailing slash) or a top-level module (without .ts). */
+const mod = (name) => (name.endsWith('/') ? `^src/${name}` : `^src/${name}\\.ts$`)
+const any = (...names) => names.map(mod)
+
+/** `from` may import `to` (folders or modules), for values and types alike. */
+const may = (from, ...to) => ({ from: { path: any(...[from].flat()) }, to: { path: any(...to) } })
+/** `from` may import types, and only types, from `to`. */
+const typesFrom = (from, ...to) => ({
+  from: { path: any(...[from].flat()) },
+  to: { path: any(...to), dependencyTypes: ['type-only'] },
+})
+
+// The stores, one per table: only accounts/ (cross-domain changes), maintenance/ and the domain
+// itself write through them (rule 2 of docs/architecture.md).
+const STORES = [
+  '^src/users/store\\.ts$',
+  '^src/sessions/store\\.ts$',
+  '^src/university/store\\.ts$',
+  '^src/mail/outbox\\.ts$',
+  '^src/mail/caps\\.ts$',
+  '^src/audit/store\\.ts$',
+  '^src/events/',
+]
+
+module.exports = {
+  allowed: [
+    // Packages and Node's own modules.
+    { from: {}, to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'core'] } },
+    // Within one folder.
+    { from: { path: '^src/([^/]+)/' }, to: { path: '^src/$1/' } },
+    // The clock and the configuration's types are everyone's.
+    typesFrom(
+      [
+        'accounts/',
+        'audit/',
+        'backup/',
+        'events/',
+        'http/',
+        'mail/',
+        'maintenance/',
+        'original/',
+        'sandbox/',
+        'secrets-at-rest',
+        'sessions/',
+        'university/',
+      ],
+      'clock',
+      'config',
+    ),
+
+    may('main', 'cli/'),
+    may(
+      ['services', 'app', 'cli/'],
+      'accounts/',
+      'app',
+      'audit/',
+      'backup/',
+      'clock',
+      'config',
+      'db/',
+      'errors',
+      'events/',
+      'http/',
+      'lib/',
+      'mail/',
+      'maintenance/',
+      'messenger/',
+      'operations/',
+      'original/',
+      'sandbox/',
+      'secrets-at-rest',
+      'services',
+      'sessions/',
+      'university/',
+      'version',
+    ),
+    may('config', 'lib/'),
+    may('secrets-at-rest', 'lib/'),
+    may('http/', 'errors', 'lib/', 'db/failures', 'events/openapi'),
+    typesFrom('http/', 'sessions/'),
+    may('users/', 'db/'),
+    may('sessions/', 'lib/', 'db/', 'accounts/', 'http/', 'audit/audit'),
+    typesFrom('sessions/', 'events/', 'messenger/'),
+    may('university/', 'lib/', 'db/', 'accounts/', 'http/', 'errors', 'audit/audit', 'mail/sealed'),
+    typesFrom('university/', 'events/', 'mail/transport', 'mail/caps'),
+    may('mail/', 'lib/', 'db/', 'errors'),
+    may('events/', 'lib/', 'db/'),
+    may('messenger/', 'lib/', 'errors'),
+    typesFrom('messenger/', 'sessions/service'),
+    { from: { path: mod('accounts/') }, to: { path: STORES } },
+    typesFrom('accounts/', 'db/', 'sessions/service', 'mail/', 'audit/audit'),
+    may('maintenance/', 'lib/', 'db/'),
+    { from: { path: mod('maintenance/') }, to: { path: STORES } },
+    typesFrom('maintenance/', 'sessions/service'),
+    may('sandbox/', 'lib/', 'http/'),
+    typesFrom('sandbox/', 'mail/transport'),
+    may('audit/', 'lib/', 'db/'),
+    may('backup/', 'lib/', 'db/'),
+    may('operations/', 'lib/', 'http/', 'errors'),
+    may('original/', 'lib/', 'db/', 'accounts/'),
+    typesFrom('original/', 'audit/audit', 'events/'),
+  ],
+  allowedSeverity: 'error',
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'Modules that import each other read as one; make them one, or cut the loop.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    // Type-only imports count too: the table says which folders may see which types.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+  },
+}
