@@ -1,10 +1,11 @@
 // The test suite: unit tests once, the HTTP suite on SQLite and on PostgreSQL, and the
-// multi-instance tests on PostgreSQL + Redis, and the browser tests in Chromium when it is
-// installed. `--sqlite` leaves out the PostgreSQL and Redis passes.
+// multi-instance tests on PostgreSQL + Redis, the browser tests in Chromium when it is
+// installed, and the kits of packages/ on SQLite and on PostgreSQL. `--sqlite` leaves out the
+// PostgreSQL and Redis passes.
 // File name fragments as arguments narrow every pass to matching files.
 // PostgreSQL comes from TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test),
 // Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9).
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { clearTimeout, setTimeout } from 'node:timers'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -60,6 +61,18 @@ if (!sqliteOnly) {
       env: { DATABASE_URL: postgresUrl, REDIS_URL: redisUrl },
     },
   )
+}
+
+// The kits (packages/*/test) against the running campusgate, on SQLite and unless --sqlite on
+// PostgreSQL. Their tests import the kits as apps do, from the build, so the kits are built first.
+const kitFiles = [...testFiles('packages/miniprogram/test'), ...testFiles('packages/node/test')]
+if (kitFiles.length > 0) {
+  const built = spawnSync('npm', ['run', '--silent', 'build:kits'], { stdio: 'inherit' })
+  if (built.status !== 0) process.exit(1)
+  passes.push({ name: 'kits on SQLite', files: kitFiles, env: { DATABASE_URL: '' } })
+  if (!sqliteOnly) {
+    passes.push({ name: 'kits on PostgreSQL', files: kitFiles, env: { DATABASE_URL: postgresUrl } })
+  }
 }
 
 /**

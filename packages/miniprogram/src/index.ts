@@ -117,7 +117,9 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
 
   function send(request: RequestOptions, key: string | null): Promise<Response> {
     if (typeof request.url !== 'string' || !request.url.startsWith('/')) {
-      return Promise.reject(new TypeError('request: url must be a path under baseUrl, like /session'))
+      return Promise.reject(
+        new TypeError('request: url must be a path under baseUrl, like /session'),
+      )
     }
     const header: Record<string, string> = {}
     for (const [name, value] of Object.entries(request.header ?? {})) {
@@ -134,7 +136,11 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
         method: request.method ?? 'GET',
         header,
         success: (result) =>
-          resolve({ statusCode: result.statusCode, data: result.data, header: result.header ?? {} }),
+          resolve({
+            statusCode: result.statusCode,
+            data: result.data,
+            header: result.header ?? {},
+          }),
         fail: (error) => reject(new CampusgateError(0, REQUEST_FAILED, error?.errMsg)),
       }
       if (request.data !== undefined) call.data = request.data

@@ -85,7 +85,7 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     await campusgate.login()
     assert.equal(wx.logins, 1)
     assert.deepEqual(paths(), ['POST /register/messenger'])
-    const body = JSON.parse(wx.sent[0]!.body!)
+    const body = JSON.parse(wx.sent[0].body!)
     assert.equal(body.appId, SANDBOX_APP.appId)
     assert.equal(body.appSecret, SANDBOX_APP.appSecret)
     assert.equal(typeof body.code, 'string')
@@ -161,7 +161,7 @@ describe('campusgate-miniprogram against the running campusgate', () => {
       assert.equal(wx.logins, 2)
       assert.deepEqual(paths(), ['GET /session', 'POST /register/messenger', 'GET /session'])
       assert.notEqual(kept(), old)
-      assert.equal(wx.sent[2]!.header.Authorization, kept())
+      assert.equal(wx.sent[2].header.Authorization, kept())
     })
   }
 
@@ -213,7 +213,11 @@ describe('campusgate-miniprogram against the running campusgate', () => {
         403,
         '@forbidden/missing-authorization-header',
       ],
-      [() => campusgate.request({ url: '/forum' }), 403, '@forbidden/insufficient-registration-tier'],
+      [
+        () => campusgate.request({ url: '/forum' }),
+        403,
+        '@forbidden/insufficient-registration-tier',
+      ],
       [() => campusgate.request({ url: '/no/such/route' }), 404, '@not-found/unknown-endpoint'],
     ]
     for (const [attempt, status, code] of cases) {
@@ -269,7 +273,7 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     })
     await opened.arrayBuffer()
     assert.equal(opened.status, 301)
-    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0]!
+    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0]
     const decided = await fetch(`${service.url}/_sandbox/university/authorise/decision`, {
       method: 'POST',
       redirect: 'manual',
@@ -303,7 +307,7 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     assert.equal(wx.storage.has(KEY), false)
     assert.equal(await statusOf(key), 401)
     assert.deepEqual(paths(), ['POST /register/messenger', 'POST /logout'])
-    assert.equal(wx.sent[1]!.header.Authorization, key)
+    assert.equal(wx.sent[1].header.Authorization, key)
 
     // A key already ended elsewhere is logged out all the same.
     await campusgate.login()

@@ -73,7 +73,10 @@ export function createWx(messengerUrl: string, openId: string): TestWx {
       const data = options.data
       if (method === 'GET' && data !== undefined && typeof data === 'object') {
         const query = new URLSearchParams(
-          Object.entries(data as Record<string, unknown>).map(([k, v]) => [k, String(v)]),
+          Object.entries(data as Record<string, unknown>).map(([k, v]): [string, string] => [
+            k,
+            String(v),
+          ]),
         ).toString()
         if (query !== '') url += (url.includes('?') ? '&' : '?') + query
       } else if (typeof data === 'string') {

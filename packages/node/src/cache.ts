@@ -50,9 +50,9 @@ export class SessionCache {
     const id = digest(key)
     const previous = this.entries.get(id)
     if (previous !== undefined) this.remove(id, previous)
-    // Never believed past the session's own expiry.
-    const until = Math.min(Date.now() + this.options.ttlMs, Date.parse(session.expiresAt))
-    this.entries.set(id, { session, until })
+    // Not capped at the session's expiresAt: that is campusgate's clock, and a key in use keeps
+    // extending it. A short ttlMs bounds how long an ended key is believed without its event.
+    this.entries.set(id, { session, until: Date.now() + this.options.ttlMs })
     let ids = this.byOpenId.get(session.openId)
     if (ids === undefined) this.byOpenId.set(session.openId, (ids = new Set()))
     ids.add(id)

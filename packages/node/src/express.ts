@@ -14,7 +14,10 @@ declare module 'express-serve-static-core' {
   }
 }
 
-function send(res: Response, answer: { status: number; body: unknown; headers: Record<string, string> }): void {
+function send(
+  res: Response,
+  answer: { status: number; body: unknown; headers: Record<string, string> },
+): void {
   const body = Buffer.from(JSON.stringify(answer.body))
   // Written as is: Express's res.send would add a charset to the media type.
   res.writeHead(answer.status, { ...answer.headers, 'content-length': String(body.length) })

@@ -30,7 +30,10 @@ export function requireTier(client: Client, tier: Tier): onRequestAsyncHookHandl
     if ('answer' in result) {
       const { status, headers, body } = result.answer
       // A Buffer, so Fastify adds no charset to the media type.
-      return reply.code(status).headers(headers).send(Buffer.from(JSON.stringify(body)))
+      return reply
+        .code(status)
+        .headers(headers)
+        .send(Buffer.from(JSON.stringify(body)))
     }
     request.campusgate = result.session
   }
@@ -45,8 +48,10 @@ export function webhookHandler(options: WebhookOptions): FastifyPluginAsync {
   const receive = createWebhookReceiver(options)
   return async function campusgateWebhook(app: FastifyInstance) {
     app.removeAllContentTypeParsers()
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_EVENT_BYTES }, (_r, body, done) =>
-      done(null, body),
+    app.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: MAX_EVENT_BYTES },
+      (_r, body, done) => done(null, body),
     )
     app.post('/', async (request, reply) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)

@@ -16,9 +16,10 @@ export type EventType =
   | 'university.unlinked'
   | 'user.erased'
 
+/** One handler per event type; an event of a type without one is acknowledged and ignored. */
 export type WebhookHandlers = {
   [T in EventType]?: (event: WebhookEvent<T>) => unknown
-} & { [type: string]: ((event: WebhookEvent) => unknown) | undefined }
+}
 
 export interface WebhookOptions {
   /** Its cache is dropped for a user on that user's session.ended, university.unlinked, user.erased. */
@@ -42,7 +43,10 @@ const DROPS_CACHE = new Set(['session.ended', 'university.unlinked', 'user.erase
 /** Verifies and dispatches one delivery; the framework adapters read the body and send the answer. */
 export function createWebhookReceiver(
   options: WebhookOptions,
-): (rawBody: string | Buffer, headers: Record<string, string | string[] | undefined>) => Promise<WebhookAnswer> {
+): (
+  rawBody: string | Buffer,
+  headers: Record<string, string | string[] | undefined>,
+) => Promise<WebhookAnswer> {
   const secrets = (typeof options.secret === 'string' ? [options.secret] : [...options.secret])
     .flatMap((secret) => secret.split(','))
     .map((secret) => secret.trim())
@@ -70,8 +74,9 @@ export function createWebhookReceiver(
     if (event === undefined) return { status: 401, body: { error: 'invalid webhook signature' } }
     if (!isEvent(event)) return { status: 400, body: { error: 'not a campusgate event' } }
     if (DROPS_CACHE.has(event.type)) options.client?.forgetUser(event.data.openId)
-    const handler = options.on?.[event.type]
-    if (handler !== undefined) await handler(event as never)
+    const handler = options.on?.[event.type as EventType] as
+      ((event: WebhookEvent) => unknown) | undefined
+    if (handler !== undefined) await handler(event)
     return { status: 200, body: {} }
   }
 }

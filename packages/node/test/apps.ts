@@ -2,7 +2,7 @@
 // real Fastify app on loopback, in front of a running campusgate.
 import { once } from 'node:events'
 import type { AddressInfo, Server } from 'node:net'
-import { createServer } from 'node:net'
+import { createServer, type Socket } from 'node:net'
 import express from 'express'
 import Fastify from 'fastify'
 import { type Client, type WebhookOptions } from 'campusgate-node'
@@ -82,7 +82,7 @@ export async function registerUser(
 
 /** A TCP server that accepts connections and never answers: campusgate hanging. */
 export async function startSilentServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<import('node:net').Socket>()
+  const sockets = new Set<Socket>()
   const server: Server = createServer((socket) => {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import { createServer, type AddressInfo } from 'node:http'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { createClient, MEDIA_TYPE, type Client } from 'campusgate-node'
 import { requireTier as expressGuard } from 'campusgate-node/express'
