@@ -10,26 +10,17 @@ import { protocolEdgeOptions, answerOddRequests } from './http/protocol-edge.js'
 import { rateLimits } from './http/rate-limit.js'
 import { logCompletedRequests, requestLogging } from './http/request-log.js'
 import { tierGuard } from './http/tier-guard.js'
-import { createMailTransport, type MailTransport } from './mail/transport.js'
-import { createMailWorker, type MailWorker } from './mail/worker.js'
-import { createPruner, type Pruner } from './maintenance/pruner.js'
-import { createMessengerClient } from './messenger/client.js'
+import type { MailTransport } from './mail/transport.js'
 import { apiDocs } from './operations/docs.js'
-import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js'
 import { operationsRoutes } from './operations/routes.js'
-import { outboxStats } from './mail/outbox.js'
 import { pendingMigrations } from './db/migrate.js'
-import { createAudit } from './audit/audit.js'
-import { securityConfigurationEvents } from './audit/configuration.js'
-import { stringOrUndefined } from './lib/coerce.js'
-import { createSandboxMailbox } from './sandbox/mailbox.js'
+import { writeProbe } from './db/leases.js'
+import { checkWrites } from './db/write-health.js'
+import { newId } from './lib/secrets.js'
 import { sandboxRoutes } from './sandbox/routes.js'
+import { createServices, type Services } from './services.js'
 import { sessionRoutes } from './sessions/routes.js'
-import { createSessions, type Sessions } from './sessions/service.js'
-import { createUniversityClient } from './university/client.js'
 import { universityRoutes } from './university/routes.js'
-import { createOidcClient } from './university/oidc-client.js'
-import { createUniversity } from './university/service.js'
 import { VERSION } from './version.js'
 
 export interface AppDeps {
@@ -46,13 +37,9 @@ export interface AppDeps {
   mailTransport?: MailTransport
 }
 
-/** The app and its background jobs, which start when the app is ready and stop when it closes. */
-export interface Campusgate {
+/** The app and its services (services.ts), whose background jobs start when the app is ready and stop when it closes. */
+export interface Campusgate extends Services {
   app: FastifyInstance
-  sessions: Sessions
-  mailWorker: MailWorker
-  pruner: Pruner
-  metrics: Metrics
 }
 
 function trustProxyOption(
@@ -77,103 +64,12 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   logCompletedRequests(app)
   answerOddRequests(app)
 
-  const metrics = createMetrics({
-    version: VERSION,
-    clock,
-    outboxStats: () => outboxStats(db.kysely),
-  })
-  const audit = createAudit({
-    clock,
-    onRecorded: (event) => metrics.auditEvent(event.type, stringOrUndefined(event.detail?.reason)),
-  })
-  const outbound = deps.fetch ?? fetch
-  const sandboxed = config.sandbox.messenger || config.sandbox.university
-  // In sandbox mode the playground reads the confirmation email back from the sandbox's mailbox.
-  const mailbox = sandboxed ? createSandboxMailbox(() => clock.now()) : undefined
-  const deliveringTransport =
-    deps.mailTransport ??
-    createMailTransport({
-      smtpUrl: config.smtpUrl,
-      outboxDir: config.outboxDir,
-      from: config.mailFrom,
-    })
-  const mailTransport = mailbox?.keeping(deliveringTransport) ?? deliveringTransport
-  const discardMail = (mailIds: readonly string[]) => mailTransport.discard(mailIds)
-  const sessions = createSessions({
-    db: db.kysely,
-    reader: db.reader,
-    clock,
-    cipher: deps.cipher,
-    discardMail,
-    ttlMs: config.sessionTtlMs,
-    touchIntervalMs: config.sessionTouchIntervalMs,
-    linkMaxAgeMs: config.university.linkMaxAgeMs,
-    audit,
-  })
-  const messenger = createMessengerClient({
-    ...config.messenger,
-    onCall: (answered, seconds) => metrics.providerCall('messenger', answered, seconds),
-  })
-  const mailWorker = createMailWorker({
-    db: db.kysely,
-    dialect: db.dialect,
-    clock,
-    transport: mailTransport,
-    cipher: deps.cipher,
-    log: app.log.child({ component: 'mail-worker' }),
-    onDelivery: (outcome) => metrics.mailDelivery(outcome),
-  })
-  const pruner = createPruner({
-    db: db.kysely,
-    clock,
-    sessions,
-    discardMail,
-    log: app.log.child({ component: 'pruner' }),
-    auditRetentionMs: config.auditRetentionMs,
-  })
-  const university = createUniversity({
-    db: db.kysely,
-    clock,
-    client: createUniversityClient({
-      ...config.university,
-      fetch: timedFetch(outbound, 'university', metrics),
-    }),
-    oidc:
-      config.university.protocol === 'oidc' && config.university.issuer !== null
-        ? createOidcClient({
-            ...config.university,
-            issuer: config.university.issuer,
-            redirectUri: `${config.publicBaseUrl}/authorize/university/callback`,
-            // An http: issuer (a development provider, the sandbox) never in production.
-            allowInsecureRequests: config.university.issuer.startsWith('http:'),
-            clock,
-            fetch: timedFetch(outbound, 'university', metrics),
-          })
-        : null,
-    mailLimits: config.mailLimits,
-    cipher: deps.cipher,
-    log: app.log.child({ component: 'university' }),
-    audit,
-    onMailQueued: () => mailWorker.kick(),
-    logLinks: config.smtpUrl === null,
-    publicBaseUrl: config.publicBaseUrl,
-    ...config.university,
-    registrationCodeTtlMs: config.registrationCodeTtlMs,
-  })
-  app.addHook('onReady', async () => {
-    // Best effort: a database that is down now must not keep the service (and /readyz) from starting.
-    for (const event of securityConfigurationEvents(config)) {
-      await audit.record(db.kysely, event).catch((error: unknown) => {
-        app.log.warn({ err: error, setting: event.detail?.setting }, 'audit event not recorded')
-      })
-    }
-    mailWorker.start()
-    pruner.start()
-  })
-  app.addHook('onClose', async () => {
-    await Promise.all([mailWorker.stop(), pruner.stop(), messenger.close()])
-    mailTransport.close()
-  })
+  // Names this instance in the rows it writes for itself (the write probe).
+  const instanceId = newId()
+  const services = createServices({ ...deps, log: app.log })
+  const { metrics, sessions, messenger, university, mailbox } = services
+  app.addHook('onReady', () => services.start())
+  app.addHook('onClose', () => services.close())
 
   db.onConnectionError((error) =>
     app.log.warn({ err: error }, 'database connection lost; the pool reconnects on demand'),
@@ -211,6 +107,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     async checkReady() {
       const pending = await pendingMigrations(db)
       if (pending.length > 0) throw new Error(`schema behind: ${pending.join(', ')} not applied`)
+      // Reads work on a full disk: whether writes do is what the last writes showed.
+      await checkWrites(db.writes, () => writeProbe(db.kysely, instanceId, clock.now().getTime()))
     },
   })
 
@@ -224,7 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       publicBaseUrl: config.publicBaseUrl,
     }),
   )
-  if (sandboxed) {
+  if (config.sandbox.messenger || config.sandbox.university) {
     sandboxRoutes(app, {
       mailbox,
       ...config.sandbox,
@@ -239,5 +137,5 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
   await app.register(apiDocs)
 
-  return { app, sessions, mailWorker, pruner, metrics }
+  return { ...services, app }
 }

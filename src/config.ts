@@ -83,6 +83,19 @@ export interface Config {
   readonly metricsToken: string | null
   /** How long audit events are kept (AUDIT_RETENTION). */
   readonly auditRetentionMs: number
+  readonly webhook: WebhookConfig
+}
+
+/** Lifecycle events (SPEC.md, "Lifecycle events (webhooks)"). */
+export interface WebhookConfig {
+  /** WEBHOOK_URL: every endpoint gets every event; empty: webhooks off. */
+  readonly endpoints: readonly string[]
+  /** WEBHOOK_SECRET: `whsec_<base64>` each; every one signs every try. */
+  readonly secrets: readonly string[]
+  /** WEBHOOK_RETRY_FOR: how long failed tries are made again before the event is dead. */
+  readonly retryForMs: number
+  /** A try not answered 2xx within this is abandoned (SPEC: 10 s; tests shorten it). */
+  readonly tryTimeoutMs: number
 }
 
 /** Thrown for a bad environment; its message is the one line start-up prints. */
@@ -166,6 +179,27 @@ function list(env: Env, name: string): string[] | null {
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '')
+}
+
+// A domain name as an email address carries it: dot-separated labels of letters, digits and
+// inner hyphens (an IDN in its xn-- form), each at most 63 characters, 253 in all.
+const DOMAIN_NAME =
+  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
+
+/** UNIVERSITY_EMAIL_DOMAINS: domain names, lower-cased; a leading `@` or `.` is forgiven. */
+function emailDomains(env: Env): string[] | null {
+  const domains = list(env, 'UNIVERSITY_EMAIL_DOMAINS')?.map((domain) =>
+    domain.toLowerCase().replace(/^[@.]+/, ''),
+  )
+  for (const domain of domains ?? []) {
+    if (!DOMAIN_NAME.test(domain)) {
+      fail(
+        'UNIVERSITY_EMAIL_DOMAINS',
+        `${JSON.stringify(domain.slice(0, 80))} is not a domain name (a comma list such as ucl.ac.uk,cs.example.edu)`,
+      )
+    }
+  }
+  return domains ?? null
 }
 
 function ipList(env: Env, name: string): string[] {
@@ -348,7 +382,7 @@ export function loadConfig(env: Env): Config {
   }
   if (!production && !universityConfigured && messengerBase !== undefined) {
     fail(
-      'UNIVERSITY_AUTHORIZE_URL',
+      protocol === 'oidc' ? 'UNIVERSITY_ISSUER' : 'UNIVERSITY_AUTHORIZE_URL',
       'is required when MESSENGER_API_BASE_URL is set (the sandbox runs only with no provider configured)',
     )
   }
@@ -443,10 +477,7 @@ export function loadConfig(env: Env): Config {
         ['exclusive', 'shared'] as const,
         'exclusive',
       ),
-      emailDomains:
-        list(env, 'UNIVERSITY_EMAIL_DOMAINS')?.map((domain) =>
-          domain.toLowerCase().replace(/^[@.]+/, ''),
-        ) ?? null,
+      emailDomains: emailDomains(env),
       linkMaxAgeMs:
         linkMaxAge === undefined
           ? null
@@ -474,5 +505,59 @@ export function loadConfig(env: Env): Config {
     requestTimeoutMs: duration(env, 'REQUEST_TIMEOUT', '30s', '10m'),
     metricsToken: metricsToken(env),
     auditRetentionMs: duration(env, 'AUDIT_RETENTION', '90d', '3650d'),
+    webhook: webhookConfig(env, production),
+  })
+}
+
+/**
+ * WEBHOOK_URL and WEBHOOK_SECRET. Secrets are Standard Webhooks' `whsec_` and the base64 of 24 to
+ * 64 bytes (its recommended sizes); messages never repeat one. In production an endpoint off this
+ * machine must be https: the events name users.
+ */
+function webhookConfig(env: Env, production: boolean): WebhookConfig {
+  const endpoints = (list(env, 'WEBHOOK_URL') ?? []).map((raw) => {
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      return fail('WEBHOOK_URL', `"${raw}" is not a URL`)
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      fail('WEBHOOK_URL', `"${raw}" is not an http(s) URL`)
+    }
+    if (url.username !== '' || url.password !== '') {
+      fail(
+        'WEBHOOK_URL',
+        'must not carry a user name or password (WEBHOOK_SECRET signs every event)',
+      )
+    }
+    if (production && url.protocol !== 'https:' && !isLoopbackHost(url.hostname)) {
+      fail('WEBHOOK_URL', `"${raw}" must be https: when NODE_ENV=production (or on loopback)`)
+    }
+    return raw
+  })
+  if (new Set(endpoints).size !== endpoints.length) fail('WEBHOOK_URL', 'names an endpoint twice')
+  const secrets = (list(env, 'WEBHOOK_SECRET') ?? []).map((item, index) => {
+    const base64 = item.startsWith('whsec_') ? item.slice('whsec_'.length) : null
+    const bytes =
+      base64 !== null && /^[A-Za-z0-9+/]+={0,2}$/.test(base64) && base64.length % 4 === 0
+        ? Buffer.from(base64, 'base64').length
+        : 0
+    if (bytes < 24 || bytes > 64) {
+      fail(
+        'WEBHOOK_SECRET',
+        `secret ${index + 1} is not whsec_ and the base64 of 24 to 64 bytes (make one with: echo whsec_$(openssl rand -base64 32))`,
+      )
+    }
+    return item
+  })
+  if (endpoints.length > 0 && secrets.length === 0) {
+    fail('WEBHOOK_SECRET', 'is required when WEBHOOK_URL is set (every event is signed)')
+  }
+  return Object.freeze({
+    endpoints: Object.freeze(endpoints),
+    secrets: Object.freeze(secrets),
+    retryForMs: duration(env, 'WEBHOOK_RETRY_FOR', '3d', '30d'),
+    tryTimeoutMs: 10_000,
   })
 }

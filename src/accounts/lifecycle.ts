@@ -1,8 +1,10 @@
 import type { Queryable } from '../db/schema.js'
+import type { Events } from '../events/emitter.js'
+import type { SessionEndReason, UniversityView } from '../events/types.js'
 import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
 import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
 import type { Mail } from '../mail/transport.js'
-import { deleteSession, replaceSession } from '../sessions/store.js'
+import { deleteSession, findSessionOfUser, replaceSession } from '../sessions/store.js'
 import {
   deleteCodesOfUser,
   endOpenAttemptsOfUser,
@@ -12,6 +14,8 @@ import {
 import {
   deleteUser,
   findBindingHolder,
+  findUserForEvents,
+  lapseLinkOfUser,
   lapseLinksOfBinding,
   lockUser,
   lockUserOfSession,
@@ -29,6 +33,10 @@ import {
  * Lock order (docs/architecture.md): each function first locks the user's row (the upsert of
  * registration does so by writing it), then touches the user's other rows. Two of them racing for
  * one user therefore queue on that row instead of deadlocking on PostgreSQL.
+ *
+ * Lifecycle events (`events`, SPEC.md "Lifecycle events (webhooks)") are written here too, in the
+ * same transaction, under that lock, in the order SPEC gives for one action. With webhooks off
+ * (`events.enabled` false) nothing is read or written for them.
  */
 
 /**
@@ -40,28 +48,78 @@ export async function registerUser(
   user: { id: string; openId: string; unionId: string | null; messengerSessionKey: string },
   session: { id: string; keyHash: string; expiresAt: number },
   now: number,
+  events: Events,
 ): Promise<{ userId: string; created: boolean }> {
   const { id: userId } = await upsertUser(trx, user, now)
+  const created = userId === user.id
+  // The session this rotation ends: only the events need its id.
+  const previous = events.enabled && !created ? await findSessionOfUser(trx, userId) : null
   await replaceSession(trx, { ...session, userId }, now)
-  return { userId, created: userId === user.id }
+  if (events.enabled) {
+    const who = { userId, openId: user.openId }
+    if (created) await events.emit(trx, who, { type: 'user.created' }, now)
+    if (previous !== null) {
+      await events.emit(
+        trx,
+        who,
+        { type: 'session.ended', data: { sessionId: previous.id, reason: 'rotation' } },
+        now,
+      )
+    }
+    await events.emit(
+      trx,
+      who,
+      {
+        type: 'session.started',
+        data: { sessionId: session.id, expiresAt: new Date(session.expiresAt).toISOString() },
+      },
+      now,
+    )
+  }
+  return { userId, created }
 }
 
 /**
- * Logout and expiry: the session goes, the user's messenger session key and university token are
- * nullified, and every pending confirmation link dies. The session's user, or `null` when the
- * session was already gone.
+ * Logout, revocation (the CLI) and expiry: the session goes, the user's messenger session key and
+ * university token are nullified, and every pending confirmation link dies. The session's user,
+ * or `null` when the session was already gone.
  */
 export async function endSession(
   trx: Queryable,
   sessionId: string,
   now: number,
+  events: Events,
+  reason: 'logout' | 'expiry' | 'revoked',
 ): Promise<string | null> {
   if ((await lockUserOfSession(trx, sessionId)) === null) return null
   const userId = await deleteSession(trx, sessionId)
   if (userId === null) return null
+  const user = events.enabled ? await findUserForEvents(trx, userId) : null
   await nullifyCredentials(trx, userId, now)
   await retirePendingRegistration(trx, userId, now)
+  if (user !== null) {
+    await emitEnded(trx, events, { userId, openId: user.openId }, sessionId, reason, now)
+    if (user.linked) {
+      await events.emit(
+        trx,
+        { userId, openId: user.openId },
+        { type: 'university.unlinked', data: { reason } },
+        now,
+      )
+    }
+  }
   return userId
+}
+
+function emitEnded(
+  trx: Queryable,
+  events: Events,
+  who: { userId: string; openId: string },
+  sessionId: string,
+  reason: SessionEndReason,
+  now: number,
+): Promise<void> {
+  return events.emit(trx, who, { type: 'session.ended', data: { sessionId, reason } }, now)
 }
 
 /**
@@ -126,11 +184,20 @@ export async function linkUniversityAccount(
     lapsedBefore: number | null
   },
   now: number,
+  events: Events,
 ): Promise<LinkResult> {
   if (!(await lockUser(trx, link.userId))) return { result: 'ended' }
   if (link.binding !== null) {
     if (link.lapsedBefore !== null) {
-      await lapseLinksOfBinding(trx, link.binding, link.lapsedBefore, now)
+      const lapsed = await lapseLinksOfBinding(trx, link.binding, link.lapsedBefore, now)
+      for (const holder of lapsed) {
+        await events.emit(
+          trx,
+          { userId: holder.id, openId: holder.openId },
+          { type: 'university.unlinked', data: { reason: 'lapsed' } },
+          now,
+        )
+      }
     }
     const holderUserId = await findBindingHolder(trx, link.binding, link.userId)
     if (holderUserId !== null) {
@@ -143,15 +210,86 @@ export async function linkUniversityAccount(
   }
   await setUniversityLink(trx, link.userId, link, now)
   await retirePendingRegistration(trx, link.userId, now)
+  const user = events.enabled ? await findUserForEvents(trx, link.userId) : null
+  if (user !== null) {
+    await events.emit(
+      trx,
+      { userId: link.userId, openId: user.openId },
+      { type: 'university.linked', data: { university: universityView(link.identity, now) } },
+      now,
+    )
+  }
   return { result: 'linked' }
+}
+
+/** The identity as `GET /session` shows it (sessions/service.ts): what the provider did not give is absent. */
+function universityView(
+  identity: UniversityIdentityRecord | null,
+  linkedAt: number,
+): UniversityView {
+  return {
+    ...(identity?.subject === undefined ? {} : { subject: identity.subject }),
+    ...(identity?.email === undefined ? {} : { email: identity.email }),
+    ...(identity?.name === undefined ? {} : { name: identity.name }),
+    ...(identity?.isStudent === undefined ? {} : { isStudent: identity.isStudent }),
+    linkedAt: new Date(linkedAt).toISOString(),
+  }
+}
+
+/**
+ * UNIVERSITY_LINK_MAX_AGE: the user's link, made at or before `linkedBefore`, lapses (the tier
+ * already counted it lapsed); the user proves membership anew. Whether it lapsed now.
+ */
+export async function lapseUniversityLink(
+  trx: Queryable,
+  userId: string,
+  linkedBefore: number,
+  now: number,
+  events: Events,
+): Promise<boolean> {
+  if (!(await lockUser(trx, userId))) return false
+  if (!(await lapseLinkOfUser(trx, userId, linkedBefore, now))) return false
+  const user = events.enabled ? await findUserForEvents(trx, userId) : null
+  if (user !== null) {
+    await events.emit(
+      trx,
+      { userId, openId: user.openId },
+      { type: 'university.unlinked', data: { reason: 'lapsed' } },
+      now,
+    )
+  }
+  return true
 }
 
 /**
  * Erasure: the user's mails (sent or queued) go, then the user with everything that cascades.
  * Returns the ids of the deleted mails, whose copies outside the database the caller discards.
+ * The events say so in SPEC's order: the session ended, the link gone, the user erased.
  */
-export async function eraseUser(trx: Queryable, userId: string): Promise<string[]> {
+export async function eraseUser(
+  trx: Queryable,
+  userId: string,
+  now: number,
+  events: Events,
+): Promise<string[]> {
   if (!(await lockUser(trx, userId))) return []
+  if (events.enabled) {
+    const user = await findUserForEvents(trx, userId)
+    const session = await findSessionOfUser(trx, userId)
+    if (user !== null) {
+      const who = { userId, openId: user.openId }
+      if (session !== null) await emitEnded(trx, events, who, session.id, 'erasure', now)
+      if (user.linked) {
+        await events.emit(
+          trx,
+          who,
+          { type: 'university.unlinked', data: { reason: 'erasure' } },
+          now,
+        )
+      }
+      await events.emit(trx, who, { type: 'user.erased' }, now)
+    }
+  }
   const mailIds = await deleteMailOfUser(trx, userId)
   // Sessions, codes and attempts go with the user row (foreign keys cascade).
   await deleteUser(trx, userId)

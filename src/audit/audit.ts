@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js'
-import type { Queryable } from '../db/schema.js'
+import type { AuditEventRow, Queryable } from '../db/schema.js'
 import { newId } from '../lib/secrets.js'
-import { insertAuditEvent } from './store.js'
+import { auditEventsAfter, insertAuditEvent, latestAuditEvents, type AuditCursor } from './store.js'
 
 /** What the trail records. */
 export type AuditEventType =
@@ -41,6 +41,21 @@ export interface AuditEvent {
 export interface Audit {
   /** Records the event in `db` (pass the transaction of the change it describes). */
   record(db: Queryable, event: AuditEvent): Promise<void>
+}
+
+/** The trail as an operator reads it (`campusgate audit tail`). */
+export interface AuditTrail {
+  /** The newest `limit` events (optionally of one openId), oldest first. */
+  latest(limit: number, openId: string | null): Promise<AuditEventRow[]>
+  /** Events after `cursor`, oldest first, at most `limit`. */
+  after(cursor: AuditCursor, limit: number, openId: string | null): Promise<AuditEventRow[]>
+}
+
+export function createAuditTrail(db: Queryable): AuditTrail {
+  return {
+    latest: (limit, openId) => latestAuditEvents(db, limit, openId),
+    after: (cursor, limit, openId) => auditEventsAfter(db, cursor, limit, openId),
+  }
 }
 
 /**

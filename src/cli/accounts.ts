@@ -1,22 +1,15 @@
-import { findSessionOfUser } from '../sessions/store.js'
-import { listMail } from '../mail/outbox.js'
-import { findUserByOpenId } from '../users/store.js'
-import type { UserRow } from '../db/schema.js'
-import type { Db } from '../db/database.js'
 import { EXIT, NotFoundError, type Command } from './command.js'
-import { cliOrigin, cliSessions, withDb } from './maintenance.js'
+import { cliOrigin, withServices } from './maintenance.js'
 
 const OPEN_ID = { 'open-id': { type: 'string' } } as const
 const OPEN_ID_HELP = { 'open-id': "the user's messenger openId" }
 
-async function userOrNotFound(db: Db, openId: string): Promise<UserRow> {
-  const user = await findUserByOpenId(db.kysely, openId)
-  if (user === null) throw new NotFoundError(`no user with openId ${JSON.stringify(openId)}`)
-  return user
+function unknownUser(openId: string): NotFoundError {
+  return new NotFoundError(`no user with openId ${JSON.stringify(openId)}`)
 }
 
-function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString()
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString()
 }
 
 const revoke: Command = {
@@ -28,12 +21,11 @@ const revoke: Command = {
   required: ['open-id'],
   async run({ config, values, io }) {
     const openId = values['open-id'] as string
-    return withDb(config, async (db) => {
-      const user = await userOrNotFound(db, openId)
-      const session = await findSessionOfUser(db.kysely, user.id)
-      const ended =
-        session !== null && (await cliSessions(config, db).logout(session.id, cliOrigin()))
-      if (!ended) throw new NotFoundError(`${openId} has no live session; nothing changed`)
+    return withServices(config, io, async ({ accounts }) => {
+      const revoked = await accounts.revoke(openId, cliOrigin())
+      if (revoked === 'unknown-user') throw unknownUser(openId)
+      if (revoked === 'no-session')
+        throw new NotFoundError(`${openId} has no live session; nothing changed`)
       io.out(`revoked the session of ${openId}; its key, token and pending links are void\n`)
       return EXIT.ok
     })
@@ -49,32 +41,24 @@ const show: Command = {
   required: ['open-id'],
   async run({ config, values, io }) {
     const openId = values['open-id'] as string
-    return withDb(config, async (db) => {
-      const user = await userOrNotFound(db, openId)
-      const session = await findSessionOfUser(db.kysely, user.id)
-      const mails = await listMail(db.kysely, {
-        includeFinished: true,
-        limit: 1000,
-        userId: user.id,
-      })
-      const linked = user.university_linked_at !== null
+    return withServices(config, io, async ({ accounts }) => {
+      const user = await accounts.overview(openId)
+      if (user === null) throw unknownUser(openId)
+      const { session } = user
       const view = {
         id: user.id,
-        openId: user.open_id,
-        unionId: user.union_id,
-        createdAt: iso(user.created_at),
-        updatedAt: iso(user.updated_at),
-        tier: session === null ? null : linked ? 'university-registered' : 'messenger-registered',
-        universityLinkedAt: linked ? iso(user.university_linked_at) : null,
+        openId: user.openId,
+        unionId: user.unionId,
+        createdAt: iso(user.createdAt),
+        updatedAt: iso(user.updatedAt),
+        // The tier GET /session answers now: the one rule (sessions/tier.ts), lapse included.
+        tier: session?.tier ?? null,
+        universityLinkedAt: iso(user.universityLinkedAt),
         session:
           session === null
             ? null
-            : { createdAt: iso(session.created_at), expiresAt: iso(session.expires_at) },
-        mails: {
-          queued: mails.filter((m) => m.state === 'queued').length,
-          sent: mails.filter((m) => m.state === 'sent').length,
-          abandoned: mails.filter((m) => m.state === 'abandoned').length,
-        },
+            : { createdAt: iso(session.createdAt), expiresAt: iso(session.expiresAt) },
+        mails: user.mails,
       }
       if (values.json === true) {
         io.out(`${JSON.stringify(view, null, 2)}\n`)
@@ -117,9 +101,8 @@ const erase: Command = {
   required: ['open-id'],
   async run({ config, values, io }) {
     const openId = values['open-id'] as string
-    return withDb(config, async (db) => {
-      const user = await userOrNotFound(db, openId)
-      await cliSessions(config, db).eraseUser({ userId: user.id, openId }, cliOrigin())
+    return withServices(config, io, async ({ accounts }) => {
+      if (!(await accounts.erase(openId, cliOrigin()))) throw unknownUser(openId)
       io.out(`erased ${openId}\n`)
       return EXIT.ok
     })

@@ -4,11 +4,9 @@ import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import { createDb, type Db } from '../db/database.js'
 import { migrateToLatest, pendingMigrations } from '../db/migrate.js'
-import { createMailTransport } from '../mail/transport.js'
-import { createPruner } from '../maintenance/pruner.js'
 import { cipherFor } from '../secrets-at-rest.js'
-import { createSessions, type Sessions } from '../sessions/service.js'
-import { createAudit, type Origin } from '../audit/audit.js'
+import { createServices, type Services, type ServicesDeps } from '../services.js'
+import type { Origin } from '../audit/audit.js'
 import { userInfo } from 'node:os'
 import { EXIT, type Command, type Io } from './command.js'
 
@@ -33,32 +31,32 @@ export function cliOrigin(): Origin {
   return { actor: `cli:${user}`, ip: null }
 }
 
-/** Deletes what the mail transport kept of erased or pruned mails (the .eml files), as the service does. */
-export function cliDiscardMail(config: Config): (mailIds: readonly string[]) => Promise<void> {
-  const transport = createMailTransport({
-    smtpUrl: config.smtpUrl,
-    outboxDir: config.outboxDir,
-    from: config.mailFrom,
-  })
-  return async (mailIds) => {
+/**
+ * The services of the configuration (services.ts, as the API builds them), for `work`; the
+ * database closes when it is done whatever happens. Commands change things only through these.
+ */
+export async function withServices<T>(
+  config: Config,
+  io: Io,
+  work: (services: Services) => Promise<T>,
+  options: { logLevel?: string; onPruneProgress?: ServicesDeps['onPruneProgress'] } = {},
+): Promise<T> {
+  return withDb(config, async (db) => {
+    const services = createServices({
+      config,
+      db,
+      clock: systemClock,
+      cipher: cipherFor(config).cipher,
+      log: cliLogger(io, options.logLevel ?? 'warn'),
+      ...(options.onPruneProgress === undefined
+        ? {}
+        : { onPruneProgress: options.onPruneProgress }),
+    })
     try {
-      await transport.discard(mailIds)
+      return await work(services)
     } finally {
-      transport.close()
+      await services.close()
     }
-  }
-}
-
-/** The sessions service as the API uses it, so the CLI changes things exactly as requests do. */
-export function cliSessions(config: Config, db: Db): Sessions {
-  return createSessions({
-    db: db.kysely,
-    clock: systemClock,
-    cipher: cipherFor(config).cipher,
-    discardMail: cliDiscardMail(config),
-    ttlMs: config.sessionTtlMs,
-    touchIntervalMs: config.sessionTouchIntervalMs,
-    audit: createAudit({ clock: systemClock }),
   })
 }
 
@@ -103,34 +101,31 @@ const prune: Command = {
   usage: '  campusgate prune',
   options: {},
   async run({ config, io }) {
-    return withDb(config, async (db) => {
-      const log = cliLogger(io, 'info')
-      const sessions = cliSessions(config, db)
-      const pruner = createPruner({
-        db: db.kysely,
-        clock: systemClock,
-        sessions,
-        discardMail: cliDiscardMail(config),
-        log,
-        auditRetentionMs: config.auditRetentionMs,
-        onProgress: ({ sessions: ended }) => {
+    return withServices(
+      config,
+      io,
+      async ({ pruner }) => {
+        io.err('pruning…\n')
+        const counts = await pruner.runOnce()
+        if (counts === null) {
+          io.out('another instance is pruning right now; nothing done\n')
+          return EXIT.ok
+        }
+        io.out(
+          `ended ${counts.sessions} expired session(s); deleted ${counts.codesAndAttempts} ` +
+            `code(s) and attempt(s), ${counts.mails} finished mail(s) and ` +
+            `${counts.auditEvents} audit event(s) past AUDIT_RETENTION\n`,
+        )
+        return EXIT.ok
+      },
+      {
+        logLevel: 'info',
+        onPruneProgress: ({ sessions: ended }) => {
           if (ended !== undefined && ended > 0)
             io.err(`ended ${ended} expired session(s) so far…\n`)
         },
-      })
-      io.err('pruning…\n')
-      const counts = await pruner.runOnce()
-      if (counts === null) {
-        io.out('another instance is pruning right now; nothing done\n')
-        return EXIT.ok
-      }
-      io.out(
-        `ended ${counts.sessions} expired session(s); deleted ${counts.codesAndAttempts} ` +
-          `code(s) and attempt(s), ${counts.mails} finished mail(s) and ` +
-          `${counts.auditEvents} audit event(s) past AUDIT_RETENTION\n`,
-      )
-      return EXIT.ok
-    })
+      },
+    )
   },
 }
 

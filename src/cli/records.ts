@@ -1,9 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { auditEventsAfter, latestAuditEvents } from '../audit/store.js'
 import type { AuditEventRow } from '../db/schema.js'
-import { listMail, retryQueuedMail } from '../mail/outbox.js'
 import { EXIT, NotFoundError, UsageError, type Command } from './command.js'
-import { withDb } from './maintenance.js'
+import { withServices } from './maintenance.js'
 
 function count(raw: unknown, name: string, fallback: number): number {
   if (raw === undefined) return fallback
@@ -31,8 +29,8 @@ const list: Command = {
   },
   async run({ config, values, io }) {
     const limit = count(values.limit, 'limit', 50)
-    return withDb(config, async (db) => {
-      const mails = await listMail(db.kysely, { includeFinished: values.all === true, limit })
+    return withServices(config, io, async ({ outbox }) => {
+      const mails = await outbox.list({ includeFinished: values.all === true, limit })
       for (const mail of mails) {
         const view = {
           id: mail.id,
@@ -69,8 +67,8 @@ const retry: Command = {
   optionHelp: { id: 'only this mail (default: every queued mail)' },
   async run({ config, values, io }) {
     const id = typeof values.id === 'string' ? values.id : null
-    return withDb(config, async (db) => {
-      const due = await retryQueuedMail(db.kysely, Date.now(), id)
+    return withServices(config, io, async ({ outbox }) => {
+      const due = await outbox.retry(id)
       if (id !== null && due === 0) throw new NotFoundError(`no queued mail ${id}`)
       io.out(`${due} queued mail(s) due now\n`)
       return EXIT.ok
@@ -112,8 +110,8 @@ const tail: Command = {
           ? `${JSON.stringify({ ...row, at: new Date(row.at).toISOString(), detail: row.detail === null ? null : (JSON.parse(row.detail) as unknown) })}\n`
           : describeEvent(row),
       )
-    return withDb(config, async (db) => {
-      const first = await latestAuditEvents(db.kysely, limit, openId)
+    return withServices(config, io, async ({ auditTrail }) => {
+      const first = await auditTrail.latest(limit, openId)
       first.forEach(print)
       if (values.follow !== true) return EXIT.ok
       let cursor = first.at(-1) ?? { at: 0, id: '' }
@@ -123,7 +121,7 @@ const tail: Command = {
       process.once('SIGTERM', onSignal)
       try {
         while (!stop.signal.aborted) {
-          const rows = await auditEventsAfter(db.kysely, cursor, 500, openId)
+          const rows = await auditTrail.after(cursor, 500, openId)
           rows.forEach(print)
           cursor = rows.at(-1) ?? cursor
           if (rows.length < 500)

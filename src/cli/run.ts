@@ -40,6 +40,24 @@ function overview(): string {
   ].join('\n')
 }
 
+/** The usage of a group of subcommands (`campusgate users`): each one's usage line and summary. */
+function groupHelp(group: string, commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length))
+  return [
+    `campusgate ${group} — ${commands.map((c) => c.name.slice(group.length + 1)).join(', ')}`,
+    '',
+    'Usage:',
+    ...commands.map((c) => c.usage),
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    `campusgate ${group} <command> --help tells more about one.`,
+    'Exit codes: 0 done, 1 failed, 2 wrong command line, 3 not found (nothing changed).',
+    '',
+  ].join('\n')
+}
+
 /** The command named by the first one or two words of `argv`, and the arguments after them. */
 function find(argv: readonly string[]): { command: Command; args: string[] } | null {
   for (const words of [2, 1]) {
@@ -74,11 +92,21 @@ export async function runCli(
   }
   const found = argv.length === 0 ? { command: serve, args: [] } : find(argv)
   if (found === null) {
-    const group = COMMANDS.filter((c) => c.name.startsWith(`${argv[0]} `))
+    const name = argv[0] ?? ''
+    const group = COMMANDS.filter((c) => c.name.startsWith(`${name} `))
+    if (group.length === 0) {
+      io.err(`campusgate: unknown command "${name}" (campusgate --help lists them)\n`)
+      return EXIT.usage
+    }
+    if (argv.length === 2 && (argv[1] === '--help' || argv[1] === '-h')) {
+      io.out(groupHelp(name, group))
+      return EXIT.ok
+    }
     io.err(
-      group.length > 0
-        ? `campusgate: ${argv[0]} needs one of: ${group.map((c) => c.name).join(', ')}\n`
-        : `campusgate: unknown command "${argv[0]}" (campusgate --help lists them)\n`,
+      (argv.length === 1
+        ? `campusgate: ${name} needs one of: ${group.map((c) => c.name).join(', ')}\n\n`
+        : `campusgate: unknown command "${argv.slice(0, 2).join(' ')}"\n\n`) +
+        groupHelp(name, group),
     )
     return EXIT.usage
   }

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 import { cachingSqlite, pgQuery, preparingPool, statementNamer } from './statements.js'
+import { createWriteWatch, watchingWrites, type WriteWatch } from './write-health.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -29,6 +30,10 @@ export interface Db {
    * Null for SQLite in memory, where a second connection would be another, empty database.
    */
   readonly reader: SqlReader | null
+  /** Whether writes go through, as the last ones showed (a full disk leaves reads working). */
+  readonly writes: WriteWatch
+  /** The SQLite file, or null (PostgreSQL, or SQLite in memory). */
+  readonly sqlitePath: string | null
 }
 
 /** Runs one read and gives its first row; statements are prepared once per SQL text. */
@@ -94,22 +99,29 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     // A second connection to an in-memory database would be another, empty database.
     const reader = inMemory ? null : openReader(path)
     const statements = cachingSqlite(sqlite)
+    const writes = createWriteWatch()
     return {
       kysely: new Kysely<Database>({
-        dialect: new SqliteDialect({
-          database: {
-            prepare: (sql) => statements.prepare(sql),
-            close: () => {
-              reader?.close()
-              statements.close()
+        dialect: watchingWrites(
+          new SqliteDialect({
+            database: {
+              prepare: (sql) => statements.prepare(sql),
+              close: () => {
+                reader?.close()
+                statements.close()
+              },
             },
-          },
-        }),
+          }),
+          writes,
+          () => sqlite.inTransaction,
+        ),
       }),
       dialect: 'sqlite',
       schema: null,
       onConnectionError: () => undefined,
       reader: reader?.reader ?? null,
+      writes,
+      sqlitePath: inMemory ? null : path,
     }
   }
   const pool = new pg.Pool({
@@ -128,9 +140,10 @@ export function createDb(url: string, options: { poolSize: number }): Db {
   // the next one) fails with the same error and is answered 503, so nothing more is done here.
   pool.on('connect', (client) => client.on('error', () => undefined))
   const nameOf = statementNamer()
+  const writes = createWriteWatch()
   return {
     kysely: new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: preparingPool(pool, nameOf) }),
+      dialect: watchingWrites(new PostgresDialect({ pool: preparingPool(pool, nameOf) }), writes),
     }),
     dialect: 'postgres',
     schema: searchPathOf(url),
@@ -139,5 +152,7 @@ export function createDb(url: string, options: { poolSize: number }): Db {
       first: async <Row>(sql: string, parameters: readonly unknown[]) =>
         (await pool.query(pgQuery(nameOf, sql, parameters))).rows[0] as Row | undefined,
     },
+    writes,
+    sqlitePath: null,
   }
 }

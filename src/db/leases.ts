@@ -32,3 +32,20 @@ export async function tryAcquireLease(
     .executeTakeFirst()
   return row?.holder === lease.holder
 }
+
+/**
+ * A write that proves the database takes writes again after a write fault (a full disk, a
+ * read-only file system): the `write-probe` row, rewritten by whichever instance asks.
+ */
+export async function writeProbe(db: Kysely<Database>, holder: string, now: number): Promise<void> {
+  await db
+    .insertInto('job_leases')
+    .values({ name: 'write-probe', holder, expires_at: now })
+    .onConflict((oc) =>
+      oc.column('name').doUpdateSet((eb) => ({
+        holder: eb.ref('excluded.holder'),
+        expires_at: eb.ref('excluded.expires_at'),
+      })),
+    )
+    .execute()
+}

@@ -12,6 +12,7 @@ import * as m0003 from './migrations/0003_mail_owner.js'
 import * as m0004 from './migrations/0004_secrets_at_rest.js'
 import * as m0005 from './migrations/0005_oidc_university_identity.js'
 import * as m0006 from './migrations/0006_ops_audit_events.js'
+import * as m0008 from './migrations/0008_webhook_events.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_secrets_at_rest': m0004,
   '0005_oidc_university_identity': m0005,
   '0006_ops_audit_events': m0006,
+  '0008_webhook_events': m0008,
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }

@@ -103,6 +103,41 @@ export interface AuditEventTable {
   detail: string | null
 }
 
+export interface WebhookEventTable {
+  /** The `webhook-id` of every try to every endpoint. */
+  id: string
+  /** Not a foreign key: `user.erased` outlives the user. */
+  user_id: string
+  /** The user's events in the order their changes committed. */
+  seq: number
+  type: string
+  /** The JSON body, exactly as every try sends it. */
+  body: string
+  created_at: number
+}
+
+export type WebhookDeliveryState = 'pending' | 'delivered' | 'dead'
+
+/** One event addressed to one endpoint of WEBHOOK_URL. */
+export interface WebhookDeliveryTable {
+  id: string
+  event_id: string
+  endpoint: string
+  /** The event's user and order, copied so the claim can keep each user's events in order. */
+  user_id: string
+  seq: number
+  state: WebhookDeliveryState
+  /** Tries made so far (claimed, whether or not they finished). */
+  attempts: number
+  next_attempt_at: number
+  /** After a failed try past this, the delivery is dead (WEBHOOK_RETRY_FOR). */
+  retry_until: number
+  /** While a try is in flight: other workers leave the row alone until then. */
+  locked_until: number | null
+  last_error: string | null
+  finished_at: number | null
+}
+
 export interface Database {
   users: UserTable
   sessions: SessionTable
@@ -111,6 +146,8 @@ export interface Database {
   mail_outbox: MailOutboxTable
   job_leases: JobLeaseTable
   audit_events: AuditEventTable
+  webhook_events: WebhookEventTable
+  webhook_deliveries: WebhookDeliveryTable
 }
 
 export type UserRow = Selectable<UserTable>
@@ -119,6 +156,7 @@ export type RegistrationCodeRow = Selectable<RegistrationCodeTable>
 export type UniversityAttemptRow = Selectable<UniversityAttemptTable>
 export type MailOutboxRow = Selectable<MailOutboxTable>
 export type AuditEventRow = Selectable<AuditEventTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>
 
 /** What a store function runs its SQL on: the database, or the caller's transaction. */
 export type Queryable = Kysely<Database>

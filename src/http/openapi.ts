@@ -22,8 +22,15 @@ export const openapi = fp(
         },
         servers: [{ url: options.publicBaseUrl }],
         components: {
-          // Answered for any method and path that no operation has.
-          responses: { unknownEndpoint: errorResponse('unknownEndpoint') },
+          responses: {
+            // Answered for any method and path that no operation has.
+            unknownEndpoint: errorResponse('unknownEndpoint'),
+            // The app's own routes answer these rows, which no campusgate operation produces: a
+            // route behind requireTier('university-registered') refuses a tier-1 session, and a
+            // body field that breaks the route's schema without an error of its own is invalid.
+            insufficientRegistrationTier: errorResponse('insufficientRegistrationTier'),
+            invalidValue: errorResponse('invalidValue'),
+          },
           securitySchemes: {
             sessionKey: {
               type: 'apiKey',

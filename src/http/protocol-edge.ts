@@ -11,6 +11,26 @@ function errorBody(name: ErrorName): string {
 }
 
 /**
+ * Whether refused bytes could be a HEAD request. The connection's first bytes start with a
+ * request line, so their first word is the method, however malformed (`get`, `G3T`, `POST` with
+ * two spaces after it). Later bytes may continue headers that overflowed across reads; there
+ * the method shows only where the parser refused the method itself, or where the bytes start as a
+ * request line does (a method, then a target: a path, `*` or an absolute URL).
+ */
+function couldBeHead(packet: Buffer, socket: Socket, code: string | undefined): boolean {
+  const text = packet
+    .subarray(0, 8192)
+    .toString('latin1')
+    .replace(/^[\r\n]+/, '')
+  const method =
+    socket.bytesRead <= packet.length || code === 'HPE_INVALID_METHOD'
+      ? /^(\S+)[ \r\n]/.exec(text)?.[1]
+      : /^([!-~]+) +(?:\/|\*|[a-z][a-z0-9+.-]*:\/\/)/i.exec(text)?.[1]
+  // Methods are case-sensitive, but a client that wrote `head` means HEAD.
+  return method === undefined || method.toUpperCase() === 'HEAD'
+}
+
+/**
  * Answers what Node's HTTP parser refuses before Fastify sees a request: an unparseable request
  * (400), headers too large (431), a request not received within REQUEST_TIMEOUT (408). The answer
  * is in the error vocabulary and the connection closes. The raw packet is never logged: it may
@@ -33,17 +53,12 @@ function clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket)
   }
   const status = ERRORS[name].status
   // A HEAD answer has no body (RFC 9110, section 9.3.2): its client would read one as a second
-  // answer. The refused bytes show the method when they start with the request line; when they
-  // do not (headers that overflowed across reads, garbage after an answered request), the body is
-  // left out for the same reason. A timeout has no bytes to show, and gets its body.
+  // answer. The body is left out only when the refused bytes could be a HEAD request: they show
+  // HEAD, or they do not show their method at all (headers that overflowed across reads, garbage
+  // after an answered request). A timeout has no bytes to show, and gets its body.
   const rawPacket = (error as { rawPacket?: unknown }).rawPacket
-  const method = Buffer.isBuffer(rawPacket)
-    ? /^\s*([A-Z]+) /.exec(rawPacket.subarray(0, 32).toString('latin1'))?.[1]
-    : undefined
   const body =
-    !Buffer.isBuffer(rawPacket) || (method !== undefined && method !== 'HEAD')
-      ? errorBody(name)
-      : ''
+    !Buffer.isBuffer(rawPacket) || !couldBeHead(rawPacket, socket, code) ? errorBody(name) : ''
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
     `content-type: ${MEDIA_TYPE}`,

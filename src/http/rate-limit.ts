@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
@@ -73,6 +74,21 @@ function connectRedis(url: string, app: FastifyInstance): Redis {
 }
 
 /**
+ * The plugin's Redis store with counters named `campusgate:rate-limit:<limit>:<client>`. Its own
+ * store names each limiter's counters after a route's method and URL, which a limiter made with
+ * `createRateLimit` has not (`undefinedundefined-`); the limiters here name themselves.
+ */
+function redisStore(redis: Redis): FastifyRateLimitStoreCtor {
+  const store = new RedisStore(false, false, redis, 'campusgate:rate-limit:')
+  return class {
+    incr = store.incr.bind(store)
+    child() {
+      return this
+    }
+  }
+}
+
+/**
  * The counter key of a client address: IPv6 addresses count per /64, the smallest block a
  * network usually hands one subscriber, so one client cannot take a fresh address per request.
  */
@@ -123,7 +139,7 @@ export const rateLimits = fp(
     await app.register(rateLimit, {
       global: false,
       timeWindow: limits.windowMs,
-      ...(redis === null ? {} : { redis, nameSpace: 'campusgate:rate-limit:' }),
+      ...(redis === null ? {} : { store: redisStore(redis) }),
       // In memory: room for many clients before the least recent ones are forgotten.
       cache: 50_000,
       // With Redis briefly unreachable, serve unlimited rather than fail every request.

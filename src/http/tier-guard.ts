@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import fp from 'fastify-plugin'
 import { AppError } from '../errors.js'
 import { MAX_SECRET_LENGTH } from '../lib/secrets.js'
-import type { Session, Sessions, Tier } from '../sessions/service.js'
+import type { Session, Sessions } from '../sessions/service.js'
+import type { Tier } from '../sessions/tier.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

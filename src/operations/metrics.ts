@@ -13,6 +13,13 @@ export interface OutboxStats {
   oldestQueuedAt: number | null
 }
 
+/** What the webhook deliveries look like at scrape time (events/outbox.ts). */
+export interface WebhookStats {
+  pending: number
+  dead: number
+  oldestPendingAt: number | null
+}
+
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 /**
@@ -37,6 +44,8 @@ export function createMetrics(options: {
   version: string
   clock: { now(): Date }
   outboxStats: () => Promise<OutboxStats>
+  /** Null when WEBHOOK_URL is unset: the webhook gauges are then left out. */
+  webhookStats?: (() => Promise<WebhookStats>) | null
 }) {
   const registry = new Registry()
   const registers = [registry]
@@ -154,6 +163,46 @@ export function createMetrics(options: {
     },
   })
 
+  const webhookTries = new Counter({
+    name: 'campusgate_webhook_tries_total',
+    help: 'Webhook tries by outcome: delivered (2xx in time), failed (retried later), dead (given up).',
+    labelNames: ['outcome'],
+    registers,
+  })
+  for (const outcome of ['delivered', 'failed', 'dead']) webhookTries.labels(outcome)
+  const webhookStats = options.webhookStats ?? null
+  // The deliveries are shared by every instance: these read the database once per scrape.
+  let webhookScrape: Promise<WebhookStats> | null = null
+  if (webhookStats !== null) {
+    const scrapeWebhooks = (): Promise<WebhookStats> => (webhookScrape ??= webhookStats())
+    new Gauge({
+      name: 'campusgate_webhook_pending',
+      help: 'Webhook deliveries (event × endpoint) not yet delivered and not dead (all instances).',
+      registers,
+      async collect() {
+        this.set((await scrapeWebhooks()).pending)
+      },
+    })
+    new Gauge({
+      name: 'campusgate_webhook_dead',
+      help: 'Webhook deliveries given up after WEBHOOK_RETRY_FOR, kept until retried by hand.',
+      registers,
+      async collect() {
+        this.set((await scrapeWebhooks()).dead)
+      },
+    })
+    new Gauge({
+      name: 'campusgate_webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest event not yet delivered to every endpoint; 0 when none waits.',
+      registers,
+      async collect() {
+        const { oldestPendingAt } = await scrapeWebhooks()
+        const now = options.clock.now().getTime()
+        this.set(oldestPendingAt === null ? 0 : Math.max(0, (now - oldestPendingAt) / 1000))
+      },
+    })
+  }
+
   // Children per route and status, so a request costs one observe and no label object.
   const requestChildren = new WeakMap<object, Map<number, Histogram.Internal<string>>>()
   const unmatched = {}
@@ -163,10 +212,12 @@ export function createMetrics(options: {
     /** The exposition text: this app's metrics, then the process's. */
     async text(): Promise<string> {
       stats = null
+      webhookScrape = null
       try {
         return (await registry.metrics()) + '\n' + (await processRegistryOfApp.metrics())
       } finally {
         stats = null
+        webhookScrape = null
       }
     },
     /**
@@ -221,6 +272,9 @@ export function createMetrics(options: {
     providerCall(provider: Provider, ok: boolean, seconds: number) {
       providerCalls.observe({ provider, outcome: ok ? 'ok' : 'error' }, seconds)
       if (!ok) providerFailures.inc({ provider })
+    },
+    webhookTry(outcome: 'delivered' | 'failed' | 'dead') {
+      webhookTries.inc({ outcome })
     },
     mailDelivery(outcome: 'sent' | 'failed' | 'abandoned') {
       if (outcome === 'sent') mailSent.inc()

@@ -4,17 +4,22 @@ import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import type { SqlReader } from '../db/database.js'
 import type { Database } from '../db/schema.js'
+import { isWriteFault } from '../db/failures.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
-import { endSession, eraseUser, registerUser } from '../accounts/lifecycle.js'
+import { endSession, eraseUser, lapseUniversityLink, registerUser } from '../accounts/lifecycle.js'
+import type { Events } from '../events/emitter.js'
+import { findUsersWithLapsedLinks } from '../users/store.js'
 import {
   findExpiredSessionIds,
   findSessionByKeyHash,
+  findSessionOfUser,
   touchSession,
   type SessionRecord,
 } from './store.js'
+import { tierOf, type Tier } from './tier.js'
 
-export type Tier = 'messenger-registered' | 'university-registered'
+export type { Tier }
 
 /** What a valid session key stands for; `request.session` in the routes. */
 export interface Session {
@@ -22,6 +27,8 @@ export interface Session {
   readonly userId: string
   readonly openId: string
   readonly tier: Tier
+  /** When the session was registered. */
+  readonly createdAt: Date
   readonly expiresAt: Date
   /** At tier 2: the university account that proved it; fields the provider did not give are absent. */
   readonly university?: UniversityLink
@@ -64,10 +71,22 @@ export interface Sessions {
   ): Promise<{ sessionKey: string; expiresAt: Date }>
   /** The session behind a key, extending its validity; `null` if unknown, ended or expired. */
   validate(sessionKey: string): Promise<Session | null>
+  /** The user's live session as `GET /session` shows it, neither extended nor ended; `null` if none. */
+  sessionOfUser(userId: string): Promise<Session | null>
   /** Ends a session (found by `validate`); `false` if something else ended it first. */
   logout(sessionId: string, origin: Origin): Promise<boolean>
+  /**
+   * An operator ends the user's session (the CLI) exactly as logout does, but its events say
+   * `revoked`; `false` if the user has no live session.
+   */
+  revokeUser(userId: string, origin: Origin): Promise<boolean>
   /** Ends up to `limit` expired sessions exactly as logout would; returns how many. */
   endExpired(limit: number): Promise<number>
+  /**
+   * UNIVERSITY_LINK_MAX_AGE: lapses up to `limit` university links past it (the tier already
+   * ignores them), announcing each; returns how many.
+   */
+  lapseExpiredLinks(limit: number): Promise<number>
   /** Erases the user: the session ends and every row campusgate holds for the user is deleted. */
   eraseUser(user: { userId: string; openId: string }, origin: Origin): Promise<void>
 }
@@ -86,21 +105,47 @@ export interface SessionsOptions {
   /** UNIVERSITY_LINK_MAX_AGE: an older university link no longer counts; null: links never lapse. */
   linkMaxAgeMs?: number | null
   audit: Audit
+  /** Where the lifecycle events go (webhooks); `NO_EVENTS` when WEBHOOK_URL is unset. */
+  events: Events
 }
 
 export function createSessions(options: SessionsOptions): Sessions {
-  const { db, clock, cipher, discardMail, ttlMs, touchIntervalMs, audit } = options
+  const { db, clock, cipher, discardMail, ttlMs, touchIntervalMs, audit, events } = options
   const linkMaxAgeMs = options.linkMaxAgeMs ?? null
   const reader = options.reader ?? null
 
-  function end(sessionId: string, origin: Origin, type: 'logout' | 'expiry'): Promise<boolean> {
+  async function end(
+    sessionId: string,
+    origin: Origin,
+    reason: 'logout' | 'expiry' | 'revoked',
+  ): Promise<boolean> {
     const now = clock.now().getTime()
-    return inTransaction(db, async (trx) => {
-      const userId = await endSession(trx, sessionId, now)
+    const ended = await inTransaction(db, async (trx) => {
+      const userId = await endSession(trx, sessionId, now, events, reason)
       if (userId === null) return false
-      await audit.record(trx, { type, origin, userId })
+      // The trail has no `revoked`: an operator's logout is a logout by `cli:<user>`.
+      await audit.record(trx, { type: reason === 'expiry' ? 'expiry' : 'logout', origin, userId })
       return true
     })
+    if (ended) events.kick()
+    return ended
+  }
+
+  /** What a session record stands for at `now`: its tier by the one rule, its link if it counts. */
+  function sessionOf(record: SessionRecord, now: number, expiresAt: number): Session {
+    const linkedAt = record.university.linkedAt
+    const tier = tierOf(linkedAt, now, linkMaxAgeMs)
+    return {
+      id: record.id,
+      userId: record.userId,
+      openId: record.openId,
+      tier,
+      createdAt: new Date(record.createdAt),
+      expiresAt: new Date(expiresAt),
+      ...(tier === 'university-registered' && linkedAt !== null
+        ? { university: universityLinkOf(record.university, linkedAt) }
+        : {}),
+    }
   }
 
   return {
@@ -119,6 +164,7 @@ export function createSessions(options: SessionsOptions): Sessions {
           },
           { id: newId(), keyHash: hashSecret(sessionKey), expiresAt },
           now,
+          events,
         )
         await audit.record(trx, {
           type: created ? 'registration' : 'rotation',
@@ -127,6 +173,7 @@ export function createSessions(options: SessionsOptions): Sessions {
           openId: identity.openId,
         })
       })
+      events.kick()
       return { sessionKey, expiresAt: new Date(expiresAt) }
     },
 
@@ -142,36 +189,61 @@ export function createSessions(options: SessionsOptions): Sessions {
       let expiresAt = record.expiresAt
       // Sliding validity, written back at most once per touch interval so reads stay reads.
       if (now - record.touchedAt >= touchIntervalMs) {
-        expiresAt = now + ttlMs
-        await touchSession(db, record.id, expiresAt, now)
+        try {
+          await touchSession(db, record.id, now + ttlMs, now)
+          expiresAt = now + ttlMs
+        } catch (error) {
+          // A database that cannot take a write (a full disk) still answers the key check: the
+          // session keeps its expiry and is touched on a later request.
+          if (!isWriteFault(error)) throw error
+        }
       }
-      const linkedAt = record.university.linkedAt
-      const linked =
-        record.universityLinked &&
-        linkedAt !== null &&
-        (linkMaxAgeMs === null || now - linkedAt < linkMaxAgeMs)
-      return {
-        id: record.id,
-        userId: record.userId,
-        openId: record.openId,
-        tier: linked ? 'university-registered' : 'messenger-registered',
-        expiresAt: new Date(expiresAt),
-        ...(linked ? { university: universityLinkOf(record.university, linkedAt) } : {}),
-      }
+      return sessionOf(record, now, expiresAt)
+    },
+
+    async sessionOfUser(userId) {
+      const record = await findSessionOfUser(db, userId)
+      const now = clock.now().getTime()
+      if (record === null || record.expiresAt <= now) return null
+      return sessionOf(record, now, record.expiresAt)
     },
 
     logout(sessionId, origin) {
       return end(sessionId, origin, 'logout')
     },
 
+    async revokeUser(userId, origin) {
+      const record = await findSessionOfUser(db, userId)
+      return record !== null && (await end(record.id, origin, 'revoked'))
+    },
+
     async eraseUser({ userId, openId }, origin) {
+      const now = clock.now().getTime()
       const mailIds = await inTransaction(db, async (trx) => {
-        const ids = await eraseUser(trx, userId)
+        const ids = await eraseUser(trx, userId, now, events)
         // The trail keeps who was erased (ids only, no profile) until AUDIT_RETENTION.
         await audit.record(trx, { type: 'erasure', origin, userId, openId })
         return ids
       })
+      events.kick()
       await discardMail(mailIds)
+    },
+
+    async lapseExpiredLinks(limit) {
+      if (linkMaxAgeMs === null) return 0
+      const now = clock.now().getTime()
+      const linkedBefore = now - linkMaxAgeMs
+      let lapsed = 0
+      for (const userId of await findUsersWithLapsedLinks(db, linkedBefore, limit)) {
+        if (
+          await inTransaction(db, (trx) =>
+            lapseUniversityLink(trx, userId, linkedBefore, now, events),
+          )
+        )
+          lapsed += 1
+      }
+      if (lapsed > 0) events.kick()
+      return lapsed
     },
 
     async endExpired(limit) {

@@ -1,6 +1,6 @@
 import type { SqlReader } from '../db/database.js'
 import { precompiled } from '../db/precompiled.js'
-import type { Queryable, SessionRow } from '../db/schema.js'
+import type { Queryable } from '../db/schema.js'
 
 // The one store that writes the `sessions` table.
 
@@ -9,6 +9,8 @@ export interface SessionRecord {
   id: string
   userId: string
   openId: string
+  /** When the session was registered (a rotation registers anew). */
+  createdAt: number
   expiresAt: number
   touchedAt: number
   universityLinked: boolean
@@ -65,6 +67,7 @@ const sessionByKeyHash = precompiled(
       .select([
         'sessions.id',
         'sessions.user_id',
+        'sessions.created_at',
         'sessions.expires_at',
         'sessions.touched_at',
         'users.open_id',
@@ -97,6 +100,7 @@ export async function findSessionByKeyHash(
 function rowToSession(row: {
   id: string
   user_id: string
+  created_at: number
   expires_at: number
   touched_at: number
   open_id: string
@@ -110,6 +114,7 @@ function rowToSession(row: {
     id: row.id,
     userId: row.user_id,
     openId: row.open_id,
+    createdAt: row.created_at,
     expiresAt: row.expires_at,
     touchedAt: row.touched_at,
     universityLinked: row.university_linked_at !== null,
@@ -172,12 +177,28 @@ export async function findExpiredSessionIds(
   return rows.map((row) => row.id)
 }
 
-/** The user's live session row, if any (one per user). */
-export async function findSessionOfUser(db: Queryable, userId: string): Promise<SessionRow | null> {
+/** The user's session (one per user), as the key check sees it; expired or not. */
+export async function findSessionOfUser(
+  db: Queryable,
+  userId: string,
+): Promise<SessionRecord | null> {
   const row = await db
     .selectFrom('sessions')
-    .selectAll()
-    .where('user_id', '=', userId)
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select([
+      'sessions.id',
+      'sessions.user_id',
+      'sessions.created_at',
+      'sessions.expires_at',
+      'sessions.touched_at',
+      'users.open_id',
+      'users.university_linked_at',
+      'users.university_subject',
+      'users.university_email',
+      'users.university_name',
+      'users.university_is_student',
+    ])
+    .where('sessions.user_id', '=', userId)
     .executeTakeFirst()
-  return row ?? null
+  return row === undefined ? null : rowToSession(row)
 }

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js'
 import type { IdentityBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
+import type { Events } from '../events/emitter.js'
 import type { Cipher } from '../lib/encryption.js'
 import { hashSecret, MAX_SECRET_LENGTH } from '../lib/secrets.js'
 import { attemptSecrets, type OidcClient, type UniversityIdentity } from './oidc-client.js'
@@ -21,6 +22,8 @@ export interface CallbackStepsOptions {
   /** Encrypts the provider's token: the app's features may call the university with it later. */
   cipher: Cipher
   audit: Audit
+  /** Where `university.linked` (and a lapsed holder's `university.unlinked`) go. */
+  events: Events
 }
 
 /** The value of `users.university_binding`: one identity is the pair of issuer and subject. */
@@ -97,6 +100,7 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
           lapsedBefore: options.linkMaxAgeMs === null ? null : doneAt - options.linkMaxAgeMs,
         },
         doneAt,
+        options.events,
       )
       if (done.result === 'linked') {
         await options.audit.record(trx, {
@@ -107,6 +111,7 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
       }
       return done
     })
+    options.events.kick()
     const account =
       identity === null
         ? undefined

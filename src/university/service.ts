@@ -7,6 +7,7 @@ import type { Cipher } from '../lib/encryption.js'
 import { sealMail } from '../mail/sealed.js'
 import type { CallbackBinding, IdentityBinding, UniversityProtocol } from '../config.js'
 import type { Database } from '../db/schema.js'
+import type { Events } from '../events/emitter.js'
 import { inTransaction } from '../db/transaction.js'
 import { AppError } from '../errors.js'
 import {
@@ -95,6 +96,8 @@ export interface UniversityOptions {
   emailDomains: readonly string[] | null
   linkMaxAgeMs: number | null
   mailLimits: MailLimits
+  /** Where the link's lifecycle events go (webhooks). */
+  events: Events
 }
 
 /**

@@ -170,25 +170,78 @@ export async function findBindingHolder(
 
 /**
  * UNIVERSITY_LINK_MAX_AGE: links made at or before `linkedBefore` have lapsed. Their token is
- * nullified and their binding freed, so the identity can be proved again (by anyone).
+ * nullified and their binding freed, so the identity can be proved again (by anyone). The users
+ * whose link this lapsed (their rows are now locked).
  */
 export async function lapseLinksOfBinding(
   db: Queryable,
   binding: string,
   linkedBefore: number,
   now: number,
-): Promise<void> {
-  await db
+): Promise<{ id: string; openId: string }[]> {
+  const rows = await db
     .updateTable('users')
-    .set({
-      university_token: null,
-      university_linked_at: null,
-      university_binding: null,
-      updated_at: now,
-    })
+    .set(LAPSED(now))
     .where('university_binding', '=', binding)
     .where('university_linked_at', '<=', linkedBefore)
+    .returning(['id', 'open_id'])
     .execute()
+  return rows.map((row) => ({ id: row.id, openId: row.open_id }))
+}
+
+const LAPSED = (now: number) =>
+  ({
+    university_token: null,
+    university_linked_at: null,
+    university_binding: null,
+    updated_at: now,
+  }) as const
+
+/** Lapses the user's link if it was made at or before `linkedBefore`; whether it did. */
+export async function lapseLinkOfUser(
+  db: Queryable,
+  userId: string,
+  linkedBefore: number,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set(LAPSED(now))
+    .where('id', '=', userId)
+    .where('university_linked_at', '<=', linkedBefore)
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
+}
+
+/** Users whose university link was made at or before `linkedBefore` (it has lapsed), oldest first. */
+export async function findUsersWithLapsedLinks(
+  db: Queryable,
+  linkedBefore: number,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('university_linked_at', '<=', linkedBefore)
+    .orderBy('university_linked_at')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => row.id)
+}
+
+/** What a user's lifecycle events name: the openId, and whether a university link is held. */
+export async function findUserForEvents(
+  db: Queryable,
+  userId: string,
+): Promise<{ openId: string; linked: boolean } | null> {
+  const row = await db
+    .selectFrom('users')
+    .select(['open_id', 'university_linked_at'])
+    .where('id', '=', userId)
+    .executeTakeFirst()
+  return row === undefined
+    ? null
+    : { openId: row.open_id, linked: row.university_linked_at !== null }
 }
 
 /** Deletes the user; sessions, codes and attempts go with it (foreign keys cascade). */

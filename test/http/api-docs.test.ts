@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { ERRORS } from '../../src/errors.js'
 import { errorLines } from '../helpers/logs.js'
 import { rawRequest } from '../helpers/raw-http.js'
 import { call, MEDIA_TYPE, startService, type RunningService } from '../helpers/service.js'
@@ -100,6 +101,29 @@ describe('API documentation', () => {
       ])
     const guardedDocument = (await call(`${guarded.url}/openapi.json`)).body
     assert.deepEqual(guardedDocument.paths['/metrics'].get.security, [{ metricsToken: [] }])
+  })
+
+  it('lists every error code of the table, where it is answered or as a shared response', async () => {
+    const document = (await call(`${guarded.url}/openapi.json`)).body
+    const documented = new Set<string>()
+    const collect = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(collect)
+      else if (node !== null && typeof node === 'object') {
+        const enumerated = (node as { error?: { enum?: unknown } }).error?.enum
+        if (Array.isArray(enumerated)) for (const code of enumerated) documented.add(String(code))
+        Object.values(node).forEach(collect)
+      }
+    }
+    collect(document)
+    const missing = Object.values(ERRORS)
+      .map((row) => row.code)
+      .filter((code) => !documented.has(code))
+    assert.deepEqual(missing, [])
+    // What an app route behind requireTier('university-registered') answers a tier-1 session.
+    const shared = document.components.responses.insufficientRegistrationTier
+    assert.deepEqual(shared.content[MEDIA_TYPE].schema.properties.error.enum, [
+      '@forbidden/insufficient-registration-tier',
+    ])
   })
 
   it('documents what a route answers to a body it does not expect', async () => {

@@ -5,7 +5,13 @@ import { resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { hashSecret } from '../../src/lib/secrets.js'
 import { call } from '../helpers/service.js'
-import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+import {
+  registerMessenger,
+  registerUniversity,
+  sessionOf,
+  startStack,
+  type Stack,
+} from '../helpers/stack.js'
 
 const BIN = resolve('bin/campusgate.js')
 const TSC = resolve('node_modules/.bin/tsc')
@@ -73,6 +79,31 @@ describe('the campusgate command', () => {
     }
   })
 
+  it('prints the usage of every group of subcommands for --help (exit 0), and with it when the subcommand is missing (exit 2)', () => {
+    const groups = [...new Set(COMMANDS.filter((c) => c.includes(' ')).map((c) => c.split(' ')[0]))]
+    assert.deepEqual(groups, ['sessions', 'users', 'outbox', 'audit'])
+    for (const group of groups) {
+      const members = COMMANDS.filter((c) => c.startsWith(`${group} `))
+      for (const flag of ['--help', '-h']) {
+        const help = campusgate(env, group, flag)
+        assert.equal(help.code, 0, `${group} ${flag}: ${help.stderr}`)
+        assert.match(help.stdout, /^Usage:$/m, group)
+        for (const member of members)
+          assert.match(help.stdout, new RegExp(`^  campusgate ${member}\\b`, 'm'), member)
+      }
+      const missing = campusgate(env, group)
+      assert.equal(missing.code, 2, group)
+      assert.equal(missing.stdout, '')
+      assert.match(missing.stderr, new RegExp(`^campusgate: ${group} needs one of: `), group)
+      assert.match(missing.stderr, /^Usage:$/m, group)
+      for (const member of members)
+        assert.match(missing.stderr, new RegExp(`^  campusgate ${member}\\b`, 'm'), member)
+      const unknown = campusgate(env, group, 'frobnicate')
+      assert.equal(unknown.code, 2, group)
+      assert.match(unknown.stderr, /^Usage:$/m, group)
+    }
+  })
+
   it('exits 2 on a wrong command line, 1 on a bad configuration, 3 for an unknown user', () => {
     assert.equal(campusgate(env, 'frobnicate').code, 2)
     assert.equal(campusgate(env, 'users').code, 2)
@@ -112,6 +143,23 @@ describe('the campusgate command', () => {
     )
     assert.equal(json.openId, user.openId)
     assert.equal(json.tier, 'messenger-registered')
+  })
+
+  it('users show tells the tier GET /session answers: a link older than UNIVERSITY_LINK_MAX_AGE has lapsed', async () => {
+    const hour = 3_600_000
+    // Linked an hour ago on the service's clock, which then comes back to now.
+    stack.service.clock.advance(-hour)
+    const user = await registerUniversity(stack)
+    stack.service.clock.advance(hour)
+    assert.equal((await sessionOf(stack, user.sessionKey)).body.tier, 'university-registered')
+    const tierOf = (extra: Record<string, string>): unknown =>
+      JSON.parse(
+        campusgate({ ...env, ...extra }, 'users', 'show', '--open-id', user.openId, '--json')
+          .stdout,
+      ).tier
+    assert.equal(tierOf({}), 'university-registered')
+    assert.equal(tierOf({ UNIVERSITY_LINK_MAX_AGE: '2h' }), 'university-registered')
+    assert.equal(tierOf({ UNIVERSITY_LINK_MAX_AGE: '30m' }), 'messenger-registered')
   })
 
   it('sessions revoke ends the session as logout does; a second revoke exits 3', async () => {

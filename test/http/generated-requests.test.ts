@@ -570,12 +570,13 @@ async function sendGenerated(fuzzed: Fuzzed, runs: number): Promise<void> {
               routedPath(generated.target) === '/readyz' &&
               errorCode(answer) === '@service-unavailable/not-ready'
             if (notReady) figures.notReady += 1
-            // The protocol edge leaves the body out when the refused bytes do not show the
-            // method (headers that overflowed across reads): its status alone is the answer.
+            // The protocol edge leaves the body out when the refused bytes could be a HEAD
+            // request: its status alone is the answer. They show another method unless they
+            // are the later reads of headers too large (431).
             const bodilessEdge =
-              (answer.status === 400 || answer.status === 431) &&
               answer.body === '' &&
-              answer.contentType === MEDIA_TYPE
+              answer.contentType === MEDIA_TYPE &&
+              (answer.status === 431 || (answer.status === 400 && generated.method === 'HEAD'))
             if (bodilessEdge) figures.bodilessEdge += 1
             if (answer.status >= 500 && !notReady) {
               figures.serverErrors += 1

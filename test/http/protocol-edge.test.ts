@@ -29,6 +29,39 @@ describe('answers at the protocol edge', () => {
     assert.ok(answer.closed)
   })
 
+  it('answers a malformed request line that is visibly not HEAD with its error body', async () => {
+    for (const line of [
+      'get /readyz HTTP/1.1',
+      'G3T /register/messenger HTTP/1.1',
+      'HEADX /session HTTP/1.1',
+      'GET /session HTTP/9.9',
+    ]) {
+      const answer = await rawRequest(service.url, `${line}\r\nHost: x\r\n\r\n`)
+      assertErrorAnswer(answer, 400, '@bad-request/malformed-request')
+      assert.ok(answer.closed, line)
+    }
+    // Two spaces after the method: Node 20's parser lets them pass, later ones refuse them; a
+    // refusal carries its body either way.
+    for (const line of ['POST  /user HTTP/1.1', '\r\nDELETE  /user HTTP/1.1']) {
+      const answer = await rawRequest(
+        service.url,
+        `${line}\r\nHost: x\r\nConnection: close\r\n\r\n`,
+      )
+      if (answer.status === 400) assertErrorAnswer(answer, 400, '@bad-request/malformed-request')
+      else assert.notEqual(answer.body, '', line)
+    }
+  })
+
+  it('leaves the body out of a 400 when the refused bytes could be a HEAD request', async () => {
+    for (const line of ['HEAD /session HTTP/9.9', 'HEAD /a b HTTP/1.1', 'head /session HTTP/1.1']) {
+      const answer = await rawRequest(service.url, `${line}\r\nHost: x\r\n\r\n`)
+      assert.equal(answer.status, 400, line)
+      assert.equal(answer.headers['content-type'], MEDIA_TYPE, line)
+      assert.equal(answer.body, '', line)
+      assert.ok(answer.closed, line)
+    }
+  })
+
   it('answers a URL that cannot be decoded 400 malformed-request', async () => {
     for (const path of ['/%c0', '/session/%zz']) {
       const answer = await rawRequest(

@@ -202,6 +202,13 @@ describe('three instances on one PostgreSQL and one Redis', () => {
       assert.equal(response.status, 429, `instance ${i}`)
       assert.deepEqual(response.body, { error: '@too-many-requests/rate-limit-exceeded' })
     }
+    // The counters are named by the limit and the client alone, nothing undefined between.
+    const keys = await redis.keys('campusgate:rate-limit:*')
+    assert.ok(keys.length > 0)
+    for (const key of keys) {
+      assert.match(key, /^campusgate:rate-limit:(address|sensitive|session):[^:]/, key)
+      assert.doesNotMatch(key, /undefined/, key)
+    }
   })
 })
 

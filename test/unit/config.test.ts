@@ -129,6 +129,18 @@ describe('loadConfig', () => {
       },
       'UNIVERSITY_CALLBACK_BINDING',
     ],
+    [
+      { UNIVERSITY_PROTOCOL: 'oidc', MESSENGER_API_BASE_URL: 'https://messenger.example' },
+      'UNIVERSITY_ISSUER',
+    ],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl.ac.uk,not a domain' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'https://ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl.ac.uk/' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'student@ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl..ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: '-ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl_students.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [{ UNIVERSITY_EMAIL_DOMAINS: `${'a'.repeat(64)}.ac.uk` }, 'UNIVERSITY_EMAIL_DOMAINS'],
     [{ UNIVERSITY_IDENTITY_BINDING: 'many' }, 'UNIVERSITY_IDENTITY_BINDING'],
     [{ UNIVERSITY_LINK_MAX_AGE: 'a year' }, 'UNIVERSITY_LINK_MAX_AGE'],
     [{ UNIVERSITY_USERINFO_URL: 'not a url' }, 'UNIVERSITY_USERINFO_URL'],
@@ -164,13 +176,17 @@ describe('loadConfig', () => {
       UNIVERSITY_ISSUER: 'https://login.example.ac.uk/realms/students',
       UNIVERSITY_CLIENT_ID: 'campusgate',
       UNIVERSITY_CLIENT_SECRET: 'secret',
-      UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk',
+      UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk, xn--bcher-kva.example',
       UNIVERSITY_LINK_MAX_AGE: '365d',
       MESSENGER_API_BASE_URL: 'https://api.weixin.qq.com',
     })
     assert.equal(config.university.issuer, 'https://login.example.ac.uk/realms/students')
     assert.deepEqual(config.sandbox, { messenger: false, university: false })
-    assert.deepEqual(config.university.emailDomains, ['ucl.ac.uk', 'cs.example.ac.uk'])
+    assert.deepEqual(config.university.emailDomains, [
+      'ucl.ac.uk',
+      'cs.example.ac.uk',
+      'xn--bcher-kva.example',
+    ])
     assert.equal(config.university.linkMaxAgeMs, 365 * 86_400_000)
   })
 

@@ -1,0 +1,67 @@
+import type { Origin } from '../audit/audit.js'
+import type { Queryable } from '../db/schema.js'
+import type { MailState } from '../mail/outbox.js'
+import type { Outbox } from '../mail/outbox-service.js'
+import type { Session, Sessions } from '../sessions/service.js'
+import { findUserByOpenId } from '../users/store.js'
+
+/** What campusgate holds about one user, for the operator: no secret, no hash. */
+export interface UserOverview {
+  id: string
+  openId: string
+  unionId: string | null
+  createdAt: Date
+  updatedAt: Date
+  /** When the user last linked a university account, lapsed or not. */
+  universityLinkedAt: Date | null
+  /** The live session as `GET /session` shows it (its tier by the one rule), or null. */
+  session: Session | null
+  mails: Record<MailState, number>
+}
+
+/** One user, found by openId, as the operator's commands see and change it. */
+export interface Accounts {
+  overview(openId: string): Promise<UserOverview | null>
+  /** Ends the user's session exactly as POST /logout does. */
+  revoke(openId: string, origin: Origin): Promise<'revoked' | 'no-session' | 'unknown-user'>
+  /** Erases the user exactly as DELETE /user does; false when there is no such user. */
+  erase(openId: string, origin: Origin): Promise<boolean>
+}
+
+export function createAccounts(options: {
+  db: Queryable
+  sessions: Sessions
+  outbox: Outbox
+}): Accounts {
+  const { db, sessions, outbox } = options
+  return {
+    async overview(openId) {
+      const user = await findUserByOpenId(db, openId)
+      if (user === null) return null
+      return {
+        id: user.id,
+        openId: user.open_id,
+        unionId: user.union_id,
+        createdAt: new Date(user.created_at),
+        updatedAt: new Date(user.updated_at),
+        universityLinkedAt:
+          user.university_linked_at === null ? null : new Date(user.university_linked_at),
+        session: await sessions.sessionOfUser(user.id),
+        mails: await outbox.countsOfUser(user.id),
+      }
+    },
+
+    async revoke(openId, origin) {
+      const user = await findUserByOpenId(db, openId)
+      if (user === null) return 'unknown-user'
+      return (await sessions.revokeUser(user.id, origin)) ? 'revoked' : 'no-session'
+    },
+
+    async erase(openId, origin) {
+      const user = await findUserByOpenId(db, openId)
+      if (user === null) return false
+      await sessions.eraseUser({ userId: user.id, openId }, origin)
+      return true
+    },
+  }
+}

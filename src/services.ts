@@ -1,0 +1,225 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from './clock.js'
+import type { Config } from './config.js'
+import type { Db } from './db/database.js'
+import type { Cipher } from './lib/encryption.js'
+import { createAccounts, type Accounts } from './accounts/users.js'
+import { createAudit, createAuditTrail, type Audit, type AuditTrail } from './audit/audit.js'
+import { securityConfigurationEvents } from './audit/configuration.js'
+import { stringOrUndefined } from './lib/coerce.js'
+import type { PeriodicJob } from './lib/periodic-job.js'
+import { outboxStats } from './mail/outbox.js'
+import { createOutbox, type Outbox } from './mail/outbox-service.js'
+import { createMailTransport, type MailTransport } from './mail/transport.js'
+import { createMailWorker, type MailWorker } from './mail/worker.js'
+import { createEvents, type Events } from './events/emitter.js'
+import { deliveryStats } from './events/outbox.js'
+import { createWebhookEvents, type WebhookEvents } from './events/service.js'
+import { createSigner } from './events/signer.js'
+import { createWebhookWorker, type WebhookWorker } from './events/worker.js'
+import { createPruner, type PruneCounts, type Pruner } from './maintenance/pruner.js'
+import { createMessengerClient, type MessengerClient } from './messenger/client.js'
+import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js'
+import { createSandboxMailbox, type SandboxMailbox } from './sandbox/mailbox.js'
+import { createSessions, type Sessions } from './sessions/service.js'
+import { createUniversityClient } from './university/client.js'
+import { createOidcClient } from './university/oidc-client.js'
+import { createUniversity, type University } from './university/service.js'
+import { VERSION } from './version.js'
+
+export interface ServicesDeps {
+  config: Config
+  db: Db
+  clock: Clock
+  /** Encrypts the secrets campusgate must read back (see secrets-at-rest.ts). */
+  cipher: Cipher
+  /** Where the services and background jobs log (the app's logger, or the command line's). */
+  log: FastifyBaseLogger
+  /** Outbound HTTP for the identity provider clients. */
+  fetch?: typeof fetch
+  /** Mail delivery; default from SMTP_URL (or .eml files). */
+  mailTransport?: MailTransport
+  /** Told after each batch of expired sessions the pruner ends, for a progress line. */
+  onPruneProgress?: (counts: Partial<PruneCounts>) => void
+}
+
+/**
+ * Every service of campusgate, built once from the configuration. The HTTP app (app.ts) and the
+ * command line (cli/) both take their services from here, so a command changes things exactly
+ * as a request does.
+ */
+export interface Services {
+  metrics: Metrics
+  audit: Audit
+  auditTrail: AuditTrail
+  sessions: Sessions
+  university: University
+  messenger: MessengerClient
+  outbox: Outbox
+  accounts: Accounts
+  mailWorker: MailWorker
+  /** Where the lifecycle functions write their events (webhooks off: nothing). */
+  events: Events
+  /** The lifecycle events as the operator's commands use them. */
+  webhookEvents: WebhookEvents
+  /** Delivers the lifecycle events; null when WEBHOOK_URL is unset. */
+  webhookWorker: WebhookWorker | null
+  pruner: Pruner
+  /** In sandbox mode: the mail the playground reads back. */
+  mailbox: SandboxMailbox | undefined
+  /** Records the risky settings, then starts the background jobs (the app calls it when ready). */
+  start(): Promise<void>
+  /** Stops the background jobs and closes the outbound connections. */
+  close(): Promise<void>
+}
+
+export function createServices(deps: ServicesDeps): Services {
+  const { config, db, clock, cipher, log } = deps
+  const metrics = createMetrics({
+    version: VERSION,
+    clock,
+    outboxStats: () => outboxStats(db.kysely),
+    webhookStats: config.webhook.endpoints.length > 0 ? () => deliveryStats(db.kysely) : null,
+  })
+  const audit = createAudit({
+    clock,
+    onRecorded: (event) => metrics.auditEvent(event.type, stringOrUndefined(event.detail?.reason)),
+  })
+  const outbound = timedFetch(deps.fetch ?? fetch, 'university', metrics)
+  const sandboxed = config.sandbox.messenger || config.sandbox.university
+  // In sandbox mode the playground reads the confirmation email back from the sandbox's mailbox.
+  const mailbox = sandboxed ? createSandboxMailbox(() => clock.now()) : undefined
+  const deliveringTransport =
+    deps.mailTransport ??
+    createMailTransport({
+      smtpUrl: config.smtpUrl,
+      outboxDir: config.outboxDir,
+      from: config.mailFrom,
+    })
+  const mailTransport = mailbox?.keeping(deliveringTransport) ?? deliveringTransport
+  const discardMail = (mailIds: readonly string[]) => mailTransport.discard(mailIds)
+  const webhookWorker =
+    config.webhook.endpoints.length > 0
+      ? createWebhookWorker({
+          db: db.kysely,
+          dialect: db.dialect,
+          clock,
+          fetch: deps.fetch ?? fetch,
+          sign: createSigner(config.webhook.secrets),
+          tryTimeoutMs: config.webhook.tryTimeoutMs,
+          log: log.child({ component: 'webhook-worker' }),
+          onTry: (outcome) => metrics.webhookTry(outcome),
+        })
+      : null
+  // A command line has no worker: what it emits waits in the database for a running service's.
+  const events = createEvents({
+    endpoints: config.webhook.endpoints,
+    retryForMs: config.webhook.retryForMs,
+    onQueued: () => webhookWorker?.kick(),
+  })
+
+  const sessions = createSessions({
+    db: db.kysely,
+    reader: db.reader,
+    clock,
+    cipher,
+    discardMail,
+    ttlMs: config.sessionTtlMs,
+    touchIntervalMs: config.sessionTouchIntervalMs,
+    linkMaxAgeMs: config.university.linkMaxAgeMs,
+    audit,
+    events,
+  })
+  const messenger = createMessengerClient({
+    ...config.messenger,
+    onCall: (answered, seconds) => metrics.providerCall('messenger', answered, seconds),
+  })
+  const mailWorker = createMailWorker({
+    db: db.kysely,
+    dialect: db.dialect,
+    clock,
+    transport: mailTransport,
+    cipher,
+    log: log.child({ component: 'mail-worker' }),
+    onDelivery: (outcome) => metrics.mailDelivery(outcome),
+  })
+  const pruner = createPruner({
+    db: db.kysely,
+    clock,
+    sessions,
+    discardMail,
+    log: log.child({ component: 'pruner' }),
+    auditRetentionMs: config.auditRetentionMs,
+    ...(deps.onPruneProgress === undefined ? {} : { onProgress: deps.onPruneProgress }),
+  })
+  const university = createUniversity({
+    db: db.kysely,
+    clock,
+    client: createUniversityClient({ ...config.university, fetch: outbound }),
+    oidc:
+      config.university.protocol === 'oidc' && config.university.issuer !== null
+        ? createOidcClient({
+            ...config.university,
+            issuer: config.university.issuer,
+            redirectUri: `${config.publicBaseUrl}/authorize/university/callback`,
+            // An http: issuer (a development provider, the sandbox) never in production.
+            allowInsecureRequests: config.university.issuer.startsWith('http:'),
+            clock,
+            fetch: outbound,
+          })
+        : null,
+    mailLimits: config.mailLimits,
+    cipher,
+    log: log.child({ component: 'university' }),
+    audit,
+    onMailQueued: () => mailWorker.kick(),
+    logLinks: config.smtpUrl === null,
+    publicBaseUrl: config.publicBaseUrl,
+    ...config.university,
+    registrationCodeTtlMs: config.registrationCodeTtlMs,
+    events,
+  })
+  const outbox = createOutbox({ db: db.kysely, clock, onDue: () => mailWorker.kick() })
+  const accounts = createAccounts({ db: db.kysely, sessions, outbox })
+
+  // The background jobs of every instance: started when the app is ready, stopped when it closes.
+  // A new job is created above and listed here.
+  const jobs: PeriodicJob<unknown>[] = [mailWorker, pruner]
+  if (webhookWorker !== null) jobs.push(webhookWorker)
+  const webhookEvents = createWebhookEvents({
+    db: db.kysely,
+    clock,
+    retryForMs: config.webhook.retryForMs,
+    onDue: () => webhookWorker?.kick(),
+  })
+
+  return {
+    metrics,
+    audit,
+    auditTrail: createAuditTrail(db.kysely),
+    sessions,
+    university,
+    messenger,
+    outbox,
+    accounts,
+    mailWorker,
+    events,
+    webhookEvents,
+    webhookWorker,
+    pruner,
+    mailbox,
+    async start() {
+      // Best effort: a database that is down now must not keep the service (and /readyz) from starting.
+      for (const event of securityConfigurationEvents(config)) {
+        await audit.record(db.kysely, event).catch((error: unknown) => {
+          log.warn({ err: error, setting: event.detail?.setting }, 'audit event not recorded')
+        })
+      }
+      for (const job of jobs) job.start()
+    },
+    async close() {
+      await Promise.all([...jobs.map((job) => job.stop()), messenger.close()])
+      mailTransport.close()
+    },
+  }
+}

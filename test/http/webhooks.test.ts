@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { runCli } from '../../src/cli/run.js'
+import { call } from '../helpers/service.js'
+import {
+  registerMessenger,
+  registerUniversity,
+  sessionOf,
+  startStack,
+  type Stack,
+} from '../helpers/stack.js'
+import {
+  newWebhookSecret,
+  startWebhookReceiver,
+  type DeliveredEvent,
+  type WebhookReceiver,
+} from '../helpers/webhook-receiver.js'
+
+const DAY = 86_400_000
+
+/** SPEC.md, "Lifecycle events (webhooks)": each type fires after the action that causes it. */
+describe('lifecycle events: each type after its action, signed, in order', () => {
+  let stack: Stack
+  let receiver: WebhookReceiver
+  const secret = newWebhookSecret()
+
+  before(async () => {
+    receiver = await startWebhookReceiver(secret)
+    stack = await startStack({
+      WEBHOOK_URL: receiver.url,
+      WEBHOOK_SECRET: secret,
+      SESSION_TTL: '40d',
+      UNIVERSITY_LINK_MAX_AGE: '10d',
+    })
+  })
+  after(async () => {
+    await stack.close()
+    await receiver.close()
+  })
+
+  /** Delivers what is due and returns the user's events, in the order they arrived. */
+  async function eventsOf(openId: string): Promise<DeliveredEvent[]> {
+    await stack.service.webhookWorker!.runOnce()
+    return receiver.delivered().filter((event) => event.data.openId === openId)
+  }
+  const kinds = (events: DeliveredEvent[]) =>
+    events.map((event) =>
+      event.data.reason === undefined ? event.type : `${event.type}:${event.data.reason}`,
+    )
+
+  it('registration: user.created, then session.started with the session and its expiry', async () => {
+    const user = await registerMessenger(stack)
+    const events = await eventsOf(user.openId)
+    assert.deepEqual(kinds(events), ['user.created', 'session.started'])
+    const [created, started] = events as [DeliveredEvent, DeliveredEvent]
+    const session = await sessionOf(stack, user.sessionKey)
+    assert.equal(typeof created.data.userId, 'string')
+    assert.deepEqual(created.data, { userId: created.data.userId, openId: user.openId })
+    assert.deepEqual(Object.keys(started.data).sort(), [
+      'expiresAt',
+      'openId',
+      'sessionId',
+      'userId',
+    ])
+    assert.equal(started.data.userId, created.data.userId)
+    assert.equal(started.data.expiresAt, session.body.expiresAt)
+    assert.equal(created.timestamp, stack.service.clock.now().toISOString())
+    // Every request carried the Standard Webhooks headers and verified with the receiver's secret.
+    const requests = receiver.requests.filter((r) => events.some((e) => e.id === r.id))
+    assert.equal(requests.length, 2)
+    for (const request of requests) {
+      assert.equal(request.verified, true)
+      assert.match(request.id, /^evt_[A-Za-z0-9_-]{22}$/)
+      assert.match(String(request.headers['webhook-timestamp']), /^\d{10}$/)
+      assert.match(String(request.headers['webhook-signature']), /^v1,[A-Za-z0-9+/=]+$/)
+      assert.equal(request.headers['content-type'], 'application/json')
+    }
+    assert.notEqual(requests[0].id, requests[1].id)
+  })
+
+  it('re-registration: session.ended (rotation) of the old session, then session.started', async () => {
+    const user = await registerMessenger(stack)
+    const first = await eventsOf(user.openId)
+    await registerMessenger(stack, user.openId)
+    const events = (await eventsOf(user.openId)).slice(first.length)
+    assert.deepEqual(kinds(events), ['session.ended:rotation', 'session.started'])
+    assert.equal(events[0].data.sessionId, first[1].data.sessionId)
+    assert.notEqual(events[1].data.sessionId, first[1].data.sessionId)
+  })
+
+  it('tier 2 through the sandbox: university.linked with the identity as GET /session shows it', async () => {
+    const user = await registerUniversity(stack, 'linked@example.edu')
+    const events = await eventsOf(user.openId)
+    assert.deepEqual(kinds(events), ['user.created', 'session.started', 'university.linked'])
+    const session = await sessionOf(stack, user.sessionKey)
+    assert.equal(session.body.tier, 'university-registered')
+    assert.deepEqual(events[2].data.university, session.body.university)
+  })
+
+  it('logout: session.ended (logout), then university.unlinked (logout)', async () => {
+    const user = await registerUniversity(stack, 'logout@example.edu')
+    const before = (await eventsOf(user.openId)).length
+    const response = await call(`${stack.service.url}/logout`, {
+      method: 'POST',
+      headers: { authorization: user.sessionKey },
+    })
+    assert.equal(response.status, 200)
+    const events = (await eventsOf(user.openId)).slice(before)
+    assert.deepEqual(kinds(events), ['session.ended:logout', 'university.unlinked:logout'])
+  })
+
+  it('a tier-1 logout has no university.unlinked', async () => {
+    const user = await registerMessenger(stack)
+    await call(`${stack.service.url}/logout`, {
+      method: 'POST',
+      headers: { authorization: user.sessionKey },
+    })
+    assert.deepEqual(kinds((await eventsOf(user.openId)).slice(2)), ['session.ended:logout'])
+  })
+
+  it('the CLI revocation: session.ended (revoked), then university.unlinked (revoked)', async () => {
+    const user = await registerUniversity(stack, 'revoked@example.edu')
+    const before = (await eventsOf(user.openId)).length
+    let out = ''
+    const code = await runCli(
+      ['sessions', 'revoke', '--open-id', user.openId],
+      {
+        DATABASE_URL: stack.service.config.databaseUrl,
+        WEBHOOK_URL: receiver.url,
+        WEBHOOK_SECRET: secret,
+        LOG_LEVEL: 'warn',
+      },
+      { out: (text) => (out += text), err: (text) => (out += text), interactive: false },
+      'help',
+    )
+    assert.equal(code, 0, out)
+    // The command wrote its events on the real clock: the service's clock is brought to it.
+    stack.service.clock.advance(Math.max(0, Date.now() - stack.service.clock.now().getTime()))
+    const events = (await eventsOf(user.openId)).slice(before)
+    assert.deepEqual(kinds(events), ['session.ended:revoked', 'university.unlinked:revoked'])
+  })
+
+  it('erasure: session.ended, university.unlinked, then user.erased', async () => {
+    const user = await registerUniversity(stack, 'erased@example.edu')
+    const before = await eventsOf(user.openId)
+    const response = await call(`${stack.service.url}/user`, {
+      method: 'DELETE',
+      headers: { authorization: user.sessionKey },
+    })
+    assert.equal(response.status, 200)
+    const events = (await eventsOf(user.openId)).slice(before.length)
+    assert.deepEqual(kinds(events), [
+      'session.ended:erasure',
+      'university.unlinked:erasure',
+      'user.erased',
+    ])
+    assert.equal(events[0].data.sessionId, before[1].data.sessionId)
+    for (const event of events) assert.equal(event.data.userId, before[0].data.userId)
+  })
+
+  it('a link past UNIVERSITY_LINK_MAX_AGE: university.unlinked (lapsed) when the pruner finds it', async () => {
+    const user = await registerUniversity(stack, 'lapsed@example.edu')
+    const before = (await eventsOf(user.openId)).length
+    stack.service.clock.advance(10 * DAY + 1000)
+    assert.equal((await sessionOf(stack, user.sessionKey)).body.tier, 'messenger-registered')
+    await stack.service.pruner.runOnce()
+    const events = (await eventsOf(user.openId)).slice(before)
+    assert.deepEqual(kinds(events), ['university.unlinked:lapsed'])
+    // The session lives on; its logout then has nothing to unlink.
+    await call(`${stack.service.url}/logout`, {
+      method: 'POST',
+      headers: { authorization: user.sessionKey },
+    })
+    assert.deepEqual(kinds((await eventsOf(user.openId)).slice(before + 1)), [
+      'session.ended:logout',
+    ])
+  })
+
+  it('expiry: session.ended (expiry), then university.unlinked (expiry)', async () => {
+    const user = await registerUniversity(stack, 'expiry@example.edu')
+    const before = (await eventsOf(user.openId)).length
+    stack.service.clock.advance(40 * DAY + 1000)
+    // Presented after its expiry, the key is ended exactly as by logout.
+    assert.equal((await sessionOf(stack, user.sessionKey)).status, 401)
+    const events = (await eventsOf(user.openId)).slice(before)
+    // The link lapsed (10 days) before the session expired (40 days) unless the pruner ran;
+    // either way the link's end is announced once.
+    assert.equal(events[0].type, 'session.ended')
+    assert.equal(events[0].data.reason, 'expiry')
+    assert.deepEqual(kinds(events), ['session.ended:expiry', 'university.unlinked:expiry'])
+  })
+})
