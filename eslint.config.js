@@ -8,7 +8,9 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/*.mjs', 'bin/*.js'] },
+        projectService: {
+          allowDefaultProject: ['eslint.config.js', 'scripts/*.mjs', 'bin/*.js', 'assets/*.js'],
+        },
       },
     },
     rules: {
@@ -34,6 +36,23 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       // node:test's describe/it return promises the runner itself awaits.
       '@typescript-eslint/no-floating-promises': 'off',
+    },
+  },
+  {
+    // The playground's browser script: a classic script for any current browser.
+    files: ['assets/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        document: 'readonly',
+        DOMParser: 'readonly',
+        fetch: 'readonly',
+        location: 'readonly',
+        setTimeout: 'readonly',
+        URL: 'readonly',
+        URLSearchParams: 'readonly',
+      },
     },
   },
   {

@@ -84,6 +84,15 @@ export interface Config {
   /** How long audit events are kept (AUDIT_RETENTION). */
   readonly auditRetentionMs: number
   readonly webhook: WebhookConfig
+  /** The service's own SQLite backups (BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP); null: off. */
+  readonly backups: BackupConfig | null
+}
+
+export interface BackupConfig {
+  readonly dir: string
+  readonly intervalMs: number
+  /** How many finished copies are kept, newest first. */
+  readonly keep: number
 }
 
 /** Lifecycle events (SPEC.md, "Lifecycle events (webhooks)"). */
@@ -336,6 +345,31 @@ function metricsToken(env: Env): string | null {
 }
 
 /**
+ * BACKUP_DIR and BACKUP_INTERVAL together turn the service's own backups on; one without the other
+ * is a mistake, not "off". They are SQLite's: PostgreSQL is backed up with its own tools
+ * (docs/operations.md), so asking the service to do it there stops start-up.
+ */
+function backups(env: Env, databaseUrlValue: string): BackupConfig | null {
+  const dir = read(env, 'BACKUP_DIR')
+  const interval = read(env, 'BACKUP_INTERVAL')
+  const keep = integer(env, 'BACKUP_KEEP', 7, 1, 10_000)
+  if (dir === undefined && interval === undefined) return null
+  if (dir === undefined) fail('BACKUP_DIR', 'is required when BACKUP_INTERVAL is set')
+  if (interval === undefined) fail('BACKUP_INTERVAL', 'is required when BACKUP_DIR is set')
+  if (!databaseUrlValue.startsWith('sqlite:')) {
+    fail(
+      'BACKUP_DIR',
+      'the service backs up SQLite only; back up PostgreSQL with pg_dump or base backups (docs/operations.md)',
+    )
+  }
+  if (databaseUrlValue === 'sqlite::memory:')
+    fail('BACKUP_DIR', 'an in-memory database has no file to back up')
+  const intervalMs = duration(env, 'BACKUP_INTERVAL', interval, '30d')
+  if (intervalMs < 60_000) fail('BACKUP_INTERVAL', `"${interval}" is shorter than the 1m allowed`)
+  return Object.freeze({ dir, intervalMs, keep })
+}
+
+/**
  * Reads the whole configuration from the environment. `main.ts` is the only caller that passes
  * `process.env`; tests pass plain objects.
  */
@@ -505,6 +539,7 @@ export function loadConfig(env: Env): Config {
     requestTimeoutMs: duration(env, 'REQUEST_TIMEOUT', '30s', '10m'),
     metricsToken: metricsToken(env),
     auditRetentionMs: duration(env, 'AUDIT_RETENTION', '90d', '3650d'),
+    backups: backups(env, databaseUrl(env)),
     webhook: webhookConfig(env, production),
   })
 }

@@ -4,6 +4,7 @@ import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import type { Cipher } from './lib/encryption.js'
 import { createAccounts, type Accounts } from './accounts/users.js'
+import { createBackupSchedule, type BackupSchedule } from './backup/schedule.js'
 import { createAudit, createAuditTrail, type Audit, type AuditTrail } from './audit/audit.js'
 import { securityConfigurationEvents } from './audit/configuration.js'
 import { stringOrUndefined } from './lib/coerce.js'
@@ -65,6 +66,8 @@ export interface Services {
   /** Delivers the lifecycle events; null when WEBHOOK_URL is unset. */
   webhookWorker: WebhookWorker | null
   pruner: Pruner
+  /** The service's own SQLite backups; null unless BACKUP_DIR and BACKUP_INTERVAL are set. */
+  backups: BackupSchedule | null
   /** In sandbox mode: the mail the playground reads back. */
   mailbox: SandboxMailbox | undefined
   /** Records the risky settings, then starts the background jobs (the app calls it when ready). */
@@ -75,11 +78,23 @@ export interface Services {
 
 export function createServices(deps: ServicesDeps): Services {
   const { config, db, clock, cipher, log } = deps
+  const backups =
+    config.backups === null || db.sqlitePath === null
+      ? null
+      : createBackupSchedule({
+          db: db.kysely,
+          sqlitePath: db.sqlitePath,
+          config: config.backups,
+          clock,
+          log: log.child({ component: 'backup' }),
+        })
   const metrics = createMetrics({
     version: VERSION,
     clock,
     outboxStats: () => outboxStats(db.kysely),
     webhookStats: config.webhook.endpoints.length > 0 ? () => deliveryStats(db.kysely) : null,
+    ...(backups === null ? {} : { newestBackupAt: async () => backups.newestAt() }),
+    writeImpaired: () => db.writes.fault !== null,
   })
   const audit = createAudit({
     clock,
@@ -186,6 +201,7 @@ export function createServices(deps: ServicesDeps): Services {
   // A new job is created above and listed here.
   const jobs: PeriodicJob<unknown>[] = [mailWorker, pruner]
   if (webhookWorker !== null) jobs.push(webhookWorker)
+  if (backups !== null) jobs.push(backups)
   const webhookEvents = createWebhookEvents({
     db: db.kysely,
     clock,
@@ -207,6 +223,7 @@ export function createServices(deps: ServicesDeps): Services {
     webhookEvents,
     webhookWorker,
     pruner,
+    backups,
     mailbox,
     async start() {
       // Best effort: a database that is down now must not keep the service (and /readyz) from starting.

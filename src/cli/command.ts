@@ -41,6 +41,8 @@ export interface Command {
   optionHelp?: Record<string, string>
   /** The option names that must be given. */
   required?: string[]
+  /** Names of the arguments that follow the command, in order, all required: `backup PATH`. */
+  positionals?: readonly string[]
   /** Resolves to the exit code; `serve` resolves only once the server listens, with null. */
   run(context: CommandContext): Promise<number | null>
 }
@@ -56,17 +58,27 @@ export function parse(
   args: string[],
 ): Record<string, string | boolean | undefined> {
   let values: Record<string, string | boolean | undefined | (string | boolean)[]>
+  let positionals: string[]
+  const names = command.positionals ?? []
   try {
-    ;({ values } = parseArgs({
+    ;({ values, positionals } = parseArgs({
       args,
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: false,
+      allowPositionals: names.length > 0,
       strict: true,
     }))
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
   if (values.help === true) return { help: true }
+  if (positionals.length > names.length) {
+    throw new UsageError(`unexpected argument "${positionals[names.length]}"`)
+  }
+  names.forEach((name, index) => {
+    const value = positionals[index]
+    if (value === undefined || value === '') throw new UsageError(`${name} is required`)
+    values[name] = value
+  })
   for (const name of command.required ?? []) {
     if (values[name] === undefined || values[name] === '') {
       throw new UsageError(`--${name} is required`)

@@ -13,6 +13,7 @@ import {
   type Io,
 } from './command.js'
 import { accountCommands } from './accounts.js'
+import { backupCommands } from './backups.js'
 import { maintenanceCommands } from './maintenance.js'
 import { recordCommands } from './records.js'
 import { serve } from './serve.js'
@@ -20,6 +21,7 @@ import { serve } from './serve.js'
 const COMMANDS: readonly Command[] = [
   serve,
   ...maintenanceCommands,
+  ...backupCommands,
   ...accountCommands,
   ...recordCommands,
 ]

@@ -46,6 +46,10 @@ export function createMetrics(options: {
   outboxStats: () => Promise<OutboxStats>
   /** Null when WEBHOOK_URL is unset: the webhook gauges are then left out. */
   webhookStats?: (() => Promise<WebhookStats>) | null
+  /** When the newest finished backup was taken (epoch ms, null: none yet); only when scheduled. */
+  newestBackupAt?: () => Promise<number | null>
+  /** Whether the database is write-impaired right now (a write failed, no probe since). */
+  writeImpaired?: () => boolean
 }) {
   const registry = new Registry()
   const registers = [registry]
@@ -163,6 +167,29 @@ export function createMetrics(options: {
     },
   })
 
+  const { newestBackupAt, writeImpaired } = options
+  if (newestBackupAt !== undefined) {
+    new Gauge({
+      name: 'campusgate_backup_newest_age_seconds',
+      help: 'Age of the newest finished backup in BACKUP_DIR; -1 while there is none.',
+      registers,
+      async collect() {
+        const at = await newestBackupAt()
+        const now = options.clock.now().getTime()
+        this.set(at === null ? -1 : Math.max(0, (now - at) / 1000))
+      },
+    })
+  }
+  if (writeImpaired !== undefined) {
+    new Gauge({
+      name: 'campusgate_database_write_impaired',
+      help: '1 while the database cannot take writes (disk full, read-only, I/O error), else 0.',
+      registers,
+      collect() {
+        this.set(writeImpaired() ? 1 : 0)
+      },
+    })
+  }
   const webhookTries = new Counter({
     name: 'campusgate_webhook_tries_total',
     help: 'Webhook tries by outcome: delivered (2xx in time), failed (retried later), dead (given up).',

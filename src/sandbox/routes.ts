@@ -4,12 +4,12 @@ import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from '../http/media-type.js'
 import { createSandboxMessenger, messengerRoutes, SANDBOX_APP } from './messenger.js'
 import { sendHtml } from '../http/html.js'
 import { languageLinks, pageLocale } from '../http/locale.js'
+import { readAsset } from '../lib/assets.js'
 import { escapeHtml, htmlPage } from '../lib/html.js'
 import type { Catalogue, Locale } from '../lib/locale.js'
 import { mailboxRoutes, type SandboxMailbox } from './mailbox.js'
 import { oidcRoutes } from './oidc.js'
 import { playground } from './playground.js'
-import { PLAYGROUND_SCRIPT } from './playground-script.js'
 import { universityRoutes } from './university.js'
 
 export { SANDBOX_APP }
@@ -34,6 +34,8 @@ export interface SandboxOptions {
 }
 
 const PREFIX = '/_sandbox'
+/** The playground's browser script (assets/playground.js), served at /_sandbox/playground.js. */
+const PLAYGROUND_SCRIPT = readAsset('playground.js')
 const CALLBACK_PATH = '/authorize/university/callback'
 
 /** The service's base URL as the walk-through shows it, derived from the callback URL. */

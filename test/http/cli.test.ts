@@ -36,6 +36,8 @@ const COMMANDS = [
   'serve',
   'migrate',
   'prune',
+  'backup',
+  'restore',
   'sessions revoke',
   'users show',
   'users erase',

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { call, startService, type RunningService } from '../helpers/service.js'
@@ -142,6 +143,9 @@ describe('the sandbox playground', () => {
     const script = await fetch(`${service.url}/_sandbox/playground.js`)
     assert.equal(script.status, 200)
     assert.equal(script.headers.get('content-type'), 'text/javascript; charset=utf-8')
+    // The files the linter and the formatter see are what the browser gets.
+    assert.equal(await script.text(), readFileSync('assets/playground.js', 'utf8'))
+    assert.ok(en.text.includes(`<style>${readFileSync('assets/page.css', 'utf8')}</style>`))
   })
 
   it('keeps the mails it delivered for the playground to read', async () => {

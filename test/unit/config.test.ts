@@ -79,6 +79,19 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ AUDIT_RETENTION: 'forever' }), /^Error: AUDIT_RETENTION: /)
   })
 
+  it('reads BACKUP_DIR, BACKUP_INTERVAL and BACKUP_KEEP (off unless set, 7 kept by default)', () => {
+    assert.equal(loadConfig({}).backups, null)
+    assert.deepEqual(loadConfig({ BACKUP_DIR: '/b', BACKUP_INTERVAL: '6h' }).backups, {
+      dir: '/b',
+      intervalMs: 6 * 3_600_000,
+      keep: 7,
+    })
+    assert.equal(
+      loadConfig({ BACKUP_DIR: '/b', BACKUP_INTERVAL: '1d', BACKUP_KEEP: '1' }).backups?.keep,
+      1,
+    )
+  })
+
   it('caps the touch interval at a tenth of the session TTL', () => {
     assert.equal(
       loadConfig({ SESSION_TTL: '10s', SESSION_TOUCH_INTERVAL: '60s' }).sessionTouchIntervalMs,
@@ -146,6 +159,17 @@ describe('loadConfig', () => {
     [{ UNIVERSITY_USERINFO_URL: 'not a url' }, 'UNIVERSITY_USERINFO_URL'],
     [{ MAIL_LIMIT_PER_USER: '0' }, 'MAIL_LIMIT_PER_USER'],
     [{ MAIL_LIMIT_PER_RECIPIENT: 'many' }, 'MAIL_LIMIT_PER_RECIPIENT'],
+    [{ BACKUP_DIR: '/var/backups/campusgate' }, 'BACKUP_INTERVAL'],
+    [{ BACKUP_INTERVAL: '6h' }, 'BACKUP_DIR'],
+    [{ BACKUP_DIR: '/b', BACKUP_INTERVAL: 'daily' }, 'BACKUP_INTERVAL'],
+    [{ BACKUP_DIR: '/b', BACKUP_INTERVAL: '30s' }, 'BACKUP_INTERVAL'],
+    [{ BACKUP_DIR: '/b', BACKUP_INTERVAL: '6h', BACKUP_KEEP: '0' }, 'BACKUP_KEEP'],
+    [{ BACKUP_KEEP: 'all' }, 'BACKUP_KEEP'],
+    [
+      { DATABASE_URL: 'postgres://db/campusgate', BACKUP_DIR: '/b', BACKUP_INTERVAL: '6h' },
+      'BACKUP_DIR',
+    ],
+    [{ DATABASE_URL: 'sqlite::memory:', BACKUP_DIR: '/b', BACKUP_INTERVAL: '6h' }, 'BACKUP_DIR'],
   ] as const) {
     it(`names ${variable} when it is wrong (${JSON.stringify(env)})`, () => {
       assert.throws(

@@ -1,9 +1,7 @@
-/**
- * The playground's script, served at /_sandbox/playground.js (the page's policy runs only
- * same-origin scripts). Plain ES2020 for any current browser; its words come from the page's
- * JSON block, so it has no language of its own.
- */
-export const PLAYGROUND_SCRIPT = String.raw`'use strict'
+// The playground's script, served at /_sandbox/playground.js (the page's policy runs only
+// same-origin scripts). Plain ES2020 for any current browser; its words come from the page's
+// JSON block, so it has no language of its own.
+'use strict'
 ;(function () {
   var strings = JSON.parse(document.getElementById('playground-strings').textContent)
   var lang = document.documentElement.lang
@@ -20,7 +18,7 @@ export const PLAYGROUND_SCRIPT = String.raw`'use strict'
   function pretty(text) {
     try {
       return JSON.stringify(JSON.parse(text), null, 2)
-    } catch (error) {
+    } catch {
       return text
     }
   }
@@ -65,13 +63,16 @@ export const PLAYGROUND_SCRIPT = String.raw`'use strict'
       credentials: 'same-origin',
     })
     var text = await response.text()
-    if (response.redirected) lines.push('← ' + strings.redirected + ' ' + (options.shownUrl || pathOf)(response.url))
+    if (response.redirected)
+      lines.push('← ' + strings.redirected + ' ' + (options.shownUrl || pathOf)(response.url))
     lines.push('← ' + response.status + ' ' + (response.headers.get('content-type') || ''))
     if (!options.html) lines.push(pretty(text))
     var json = null
     try {
       json = JSON.parse(text)
-    } catch (error) {}
+    } catch {
+      // Not JSON: the text alone is the answer.
+    }
     return { response: response, text: text, json: json, lines: lines }
   }
   function jsonHeaders() {
@@ -88,8 +89,15 @@ export const PLAYGROUND_SCRIPT = String.raw`'use strict'
       }
     },
     register: async function () {
-      var body = JSON.stringify({ appId: strings.appId, appSecret: strings.appSecret, code: state.code })
-      var answer = await send('register', 'POST', '/register/messenger', { headers: jsonHeaders(), body: body })
+      var body = JSON.stringify({
+        appId: strings.appId,
+        appSecret: strings.appSecret,
+        code: state.code,
+      })
+      var answer = await send('register', 'POST', '/register/messenger', {
+        headers: jsonHeaders(),
+        body: body,
+      })
       state.code = null
       if (answer.json && answer.json.sessionKey) {
         state.sessionKey = answer.json.sessionKey
@@ -105,7 +113,11 @@ export const PLAYGROUND_SCRIPT = String.raw`'use strict'
     email: async function () {
       var email = document.getElementById('email').value.trim()
       var body = JSON.stringify({ email: email })
-      var answer = await send('email', 'POST', '/register/university', { auth: true, headers: jsonHeaders(), body: body })
+      var answer = await send('email', 'POST', '/register/university', {
+        auth: true,
+        headers: jsonHeaders(),
+        body: body,
+      })
       show('email', answer.lines)
       if (answer.response.ok) state.email = email
     },
@@ -120,15 +132,23 @@ export const PLAYGROUND_SCRIPT = String.raw`'use strict'
           state.readMail = mail.id
           var link = LINK.exec(mail.text)
           state.link = link && link[0]
-          show('mail', answer.lines.slice(0, 2).concat([strings.subject + ' ' + mail.subject, '', mail.text]))
+          show(
+            'mail',
+            answer.lines.slice(0, 2).concat([strings.subject + ' ' + mail.subject, '', mail.text]),
+          )
           return
         }
-        await new Promise(function (resolve) { setTimeout(resolve, 250) })
+        await new Promise(function (resolve) {
+          setTimeout(resolve, 250)
+        })
       }
       show('mail', ['→ GET ' + path, strings.noMail])
     },
     link: async function () {
-      var answer = await send('link', 'GET', pathOf(state.link), { html: true, headers: { accept: 'text/html' } })
+      var answer = await send('link', 'GET', pathOf(state.link), {
+        html: true,
+        headers: { accept: 'text/html' },
+      })
       state.link = null
       var page = new DOMParser().parseFromString(answer.text, 'text/html')
       answer.lines.push(page.title)
@@ -149,7 +169,8 @@ export const PLAYGROUND_SCRIPT = String.raw`'use strict'
         shownUrl: function (url) {
           var callback = new URL(url)
           callback.searchParams.forEach(function (value, name) {
-            if (name === 'code' || name === 'client_secret') callback.searchParams.set(name, mask(value))
+            if (name === 'code' || name === 'client_secret')
+              callback.searchParams.set(name, mask(value))
           })
           return decodeURIComponent(callback.pathname + callback.search)
         },
@@ -194,4 +215,3 @@ export const PLAYGROUND_SCRIPT = String.raw`'use strict'
   refresh()
   document.body.setAttribute('data-playground', 'ready')
 })()
-`
