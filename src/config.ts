@@ -11,6 +11,7 @@ export interface SandboxConfig {
 export type CallbackBinding = 'cookie' | 'none'
 export type UniversityProtocol = 'uclapi' | 'oidc'
 export type IdentityBinding = 'exclusive' | 'shared'
+export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post'
 
 /** docs/decisions.md, "Rate limits": a maximum of 0 turns that limit off. */
 export interface RateLimitConfig {
@@ -51,6 +52,8 @@ export interface Config {
     /** OIDC: the issuer to discover (the sandbox's own in OIDC sandbox mode). */
     readonly issuer: string | null
     readonly scopes: string
+    /** OIDC: how the client authenticates at the token endpoint; null: chosen from discovery. */
+    readonly tokenAuthMethod: TokenAuthMethod | null
     /** UCL-API: the user-data endpoint that names who signed in; without it no identity is recorded. */
     readonly userInfoUrl: string | null
     readonly identityBinding: IdentityBinding
@@ -179,6 +182,10 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
     fail(name, `must be ${values.map((value) => `"${value}"`).join(' or ')}`)
   }
   return raw as T
+}
+
+function optionalOneOf<T extends string>(env: Env, name: string, values: readonly T[]): T | null {
+  return read(env, name) === undefined ? null : oneOf(env, name, values, values[0])
 }
 
 function list(env: Env, name: string): string[] | null {
@@ -391,6 +398,13 @@ export function loadConfig(env: Env): Config {
   if (issuer !== undefined && production && !issuer.startsWith('https:')) {
     fail('UNIVERSITY_ISSUER', 'must be an https: URL when NODE_ENV=production')
   }
+  const tokenAuthMethod = optionalOneOf(env, 'UNIVERSITY_TOKEN_AUTH_METHOD', [
+    'client_secret_basic',
+    'client_secret_post',
+  ] as const)
+  if (tokenAuthMethod !== null && protocol !== 'oidc') {
+    fail('UNIVERSITY_TOKEN_AUTH_METHOD', 'is used only with UNIVERSITY_PROTOCOL=oidc')
+  }
   const authorizeUrl = httpUrl(env, 'UNIVERSITY_AUTHORIZE_URL', undefined, 'endpoint')
   const tokenUrl = httpUrl(env, 'UNIVERSITY_TOKEN_URL', undefined, 'endpoint')
   if ((authorizeUrl === undefined) !== (tokenUrl === undefined)) {
@@ -503,6 +517,7 @@ export function loadConfig(env: Env): Config {
       protocol,
       issuer: issuer ?? (sandbox.university && protocol === 'oidc' ? `${sandboxBase}/oidc` : null),
       scopes: read(env, 'UNIVERSITY_SCOPES') ?? 'openid email profile',
+      tokenAuthMethod,
       userInfoUrl:
         userInfoUrl ?? (sandbox.university ? `${sandboxBase}/university/user/data` : null),
       identityBinding: oneOf(

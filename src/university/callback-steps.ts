@@ -10,6 +10,7 @@ import type { Events } from '../events/emitter.js'
 import type { Cipher } from '../lib/encryption.js'
 import { hashSecret, MAX_SECRET_LENGTH } from '../lib/secrets.js'
 import { attemptSecrets, type OidcClient, type UniversityIdentity } from './oidc-client.js'
+import { describeProviderAnswer, userDeclined } from './oidc-failure.js'
 import type { CallbackInput, CallbackResult } from './service.js'
 import { findOpenAttempt, transitionAttempt } from './store.js'
 
@@ -156,7 +157,8 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
     if (attempt === null) return refuse('no attempt in progress for this browser', input)
 
     if (input.error !== undefined || input.code === undefined || input.code === '') {
-      const denied = input.error === 'access_denied'
+      const denied = userDeclined(input.error)
+      const reason = describeProviderAnswer(input.error, input.errorDescription)
       const won = await transitionAttempt(
         db,
         attempt.id,
@@ -169,12 +171,13 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
         type: denied ? 'university-denied' : 'university-failed',
         origin: fromRequest(input.ip),
         userId: attempt.user_id,
+        ...(denied ? {} : { detail: { reason: reason.slice(0, 200) } }),
       })
-      log.info(
+      log[denied ? 'info' : 'warn'](
         {
           event: denied ? 'university-link-denied' : 'university-link-failed',
           attemptId: attempt.id,
-          error: input.error?.slice(0, 60),
+          reason,
         },
         denied ? 'user denied authorization' : 'provider answered an error',
       )

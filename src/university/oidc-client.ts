@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import * as oidc from 'openid-client'
 import type { Clock } from '../clock.js'
-import { redact } from '../lib/redact.js'
+import type { TokenAuthMethod } from '../config.js'
+import { describeCallFailure, describeProviderAnswer, userDeclined } from './oidc-failure.js'
 
 /** The university identity a round trip proved. Fields the provider did not give are absent. */
 export interface UniversityIdentity {
@@ -36,6 +37,7 @@ export interface OidcCallbackParams {
   state?: string
   iss?: string
   error?: string
+  error_description?: string
 }
 
 export interface OidcClient {
@@ -68,6 +70,8 @@ export interface OidcClientOptions {
   /** `${PUBLIC_BASE_URL}/authorize/university/callback`, registered at the provider. */
   redirectUri: string
   scopes: string
+  /** UNIVERSITY_TOKEN_AUTH_METHOD; null: chosen from the discovery document. */
+  tokenAuthMethod: TokenAuthMethod | null
   timeoutMs: number
   /** An `http:` issuer (a development provider); never in production. */
   allowInsecureRequests: boolean
@@ -102,24 +106,19 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
 }
 
-/** A reason fit for the logs: the error's kind and code, never a token, claim set or secret. */
-function describeFailure(error: unknown, secrets: string[]): string {
-  if (!(error instanceof Error)) return 'unknown failure'
-  const code = (error as { code?: unknown }).code
-  const oauthError = (error as { error?: unknown }).error
-  const parts = [
-    error.name,
-    typeof code === 'string' ? code : '',
-    typeof oauthError === 'string' ? `(${oauthError})` : '',
-    error.message,
-  ]
-  return redact(
-    parts
-      .filter((part) => part !== '')
-      .join(' ')
-      .slice(0, 300),
-    secrets,
-  )
+/**
+ * SPEC: `client_secret_post` when the provider advertises it, else `client_secret_basic` (RFC 8414's
+ * default). Post sends the id and secret as they are; Basic form-encodes them first (RFC 6749
+ * §2.3.1, `-` becomes `%2D`), and some providers compare the encoded text with the secret.
+ */
+export function tokenAuthMethodFor(
+  configured: TokenAuthMethod | null,
+  server: Pick<oidc.ServerMetadata, 'token_endpoint_auth_methods_supported'>,
+): TokenAuthMethod {
+  if (configured !== null) return configured
+  return server.token_endpoint_auth_methods_supported?.includes('client_secret_post') === true
+    ? 'client_secret_post'
+    : 'client_secret_basic'
 }
 
 interface KeyCache {
@@ -136,13 +135,12 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
   const doFetch = options.fetch ?? fetch
   const customFetch: oidc.CustomFetch = (url, init) => doFetch(url, init)
   const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000))
-  const auth = oidc.ClientSecretBasic(options.clientSecret)
   let discovered: Promise<oidc.ServerMetadata> | null = null
   let keyCache: KeyCache | null = null
 
   function metadata(): Promise<oidc.ServerMetadata> {
     discovered ??= oidc
-      .discovery(new URL(options.issuer), options.clientId, undefined, auth, {
+      .discovery(new URL(options.issuer), options.clientId, undefined, undefined, {
         [oidc.customFetch]: customFetch,
         execute: options.allowInsecureRequests ? [oidc.allowInsecureRequests] : [],
         timeout: timeoutSeconds,
@@ -162,7 +160,11 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
    * openid-client fetch them again (a rotation at the provider is followed within a minute),
    * and after five minutes they are fetched anyway.
    */
-  function configuration(server: oidc.ServerMetadata): oidc.Configuration {
+  function configuration(server: oidc.ServerMetadata, method: TokenAuthMethod): oidc.Configuration {
+    const auth =
+      method === 'client_secret_post'
+        ? oidc.ClientSecretPost(options.clientSecret)
+        : oidc.ClientSecretBasic(options.clientSecret)
     const config = new oidc.Configuration(server, options.clientId, undefined, auth)
     config[oidc.customFetch] = customFetch
     config.timeout = timeoutSeconds
@@ -221,17 +223,21 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
     },
 
     async complete(params, expected) {
-      if (params.error !== undefined) {
-        return params.error === 'access_denied'
+      const secrets = [params.code, options.clientSecret, expected.codeVerifier]
+      if (params.error !== undefined || params.code === undefined) {
+        return userDeclined(params.error)
           ? { kind: 'denied' }
-          : { kind: 'failed', reason: `provider answered error=${params.error.slice(0, 60)}` }
+          : {
+              kind: 'failed',
+              reason: describeProviderAnswer(params.error, params.error_description, secrets),
+            }
       }
-      if (params.code === undefined) return { kind: 'failed', reason: 'no code' }
       let server: oidc.ServerMetadata
       try {
         server = await metadata()
-      } catch {
-        return { kind: 'failed', reason: 'provider discovery failed' }
+      } catch (error) {
+        const cause = error instanceof ProviderUnavailableError ? error.cause : error
+        return { kind: 'failed', reason: await describeCallFailure('discovery', cause, secrets) }
       }
       // Only what the provider sent, on the registered redirect URI: never the request's Host.
       const callback = new URL(options.redirectUri)
@@ -239,8 +245,11 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
         const value = params[name]
         if (value !== undefined) callback.searchParams.set(name, value)
       }
-      const config = configuration(server)
+      const method = tokenAuthMethodFor(options.tokenAuthMethod, server)
+      const config = configuration(server, method)
       const before = oidc.getJwksCache(config)?.uat
+      // Named in the failure line: which call to the provider failed.
+      let call = `token request (${method})`
       try {
         const tokens = await oidc.authorizationCodeGrant(config, callback, {
           pkceCodeVerifier: expected.codeVerifier,
@@ -254,6 +263,7 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
           (text(claims.email) === undefined || text(claims.name) === undefined) &&
           server.userinfo_endpoint !== undefined
         ) {
+          call = 'userinfo request'
           const userInfo = await oidc.fetchUserInfo(config, tokens.access_token, String(claims.sub))
           for (const [name, value] of Object.entries(userInfo)) claims[name] ??= value
         }
@@ -276,14 +286,7 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
         }
       } catch (error) {
         rememberKeys(config, before)
-        return {
-          kind: 'failed',
-          reason: describeFailure(error, [
-            params.code,
-            options.clientSecret,
-            expected.codeVerifier,
-          ]),
-        }
+        return { kind: 'failed', reason: await describeCallFailure(call, error, secrets) }
       }
     },
   }

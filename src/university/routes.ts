@@ -197,6 +197,7 @@ export async function universityRoutes(
             result: stringOrUndefined(query.result),
             iss: stringOrUndefined(query.iss),
             error: stringOrUndefined(query.error),
+            errorDescription: stringOrUndefined(query.error_description),
             attemptCookie: request.cookies[cookieName] ?? null,
             ip: request.ip,
           })

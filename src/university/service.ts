@@ -39,6 +39,7 @@ export interface CallbackInput {
   /** OpenID Connect: the issuer (RFC 9207) and an error such as `access_denied`. */
   iss?: string
   error?: string
+  errorDescription?: string
   /** The attempt cookie the browser brought, if any. */
   attemptCookie: string | null
   /** The caller's address (after TRUST_PROXY). */

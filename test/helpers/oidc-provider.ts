@@ -67,16 +67,24 @@ export interface OidcProvider {
   setOutage(endpoint: 'token' | 'userinfo' | null): void
   /** How many times the provider's JWKS was fetched. */
   jwksFetches(): number
+  /** How campusgate authenticated at the token endpoint, one entry per token request. */
+  tokenAuthSeen(): TokenAuthMethod[]
   /**
    * A browser at the provider: opens the authorization URL, signs in as `member` and allows or
    * denies. Returns the URL the provider sends the browser back to (campusgate's callback).
    */
-  signIn(
-    authorizationUrl: string,
-    options?: { member?: MemberName; decision?: 'allow' | 'deny' },
-  ): Promise<string>
+  signIn(authorizationUrl: string, options?: SignInOptions): Promise<string>
   close(): Promise<void>
 }
+
+export interface SignInOptions {
+  member?: MemberName
+  decision?: 'allow' | 'deny'
+  /** The `error` a denial sends back: `access_denied`, or `consent_required` as LemonLDAP::NG's consent page does. */
+  denial?: string
+}
+
+export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post'
 
 type Jwk = Record<string, unknown> & { kid: string }
 
@@ -139,6 +147,50 @@ async function readForm(request: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
 }
 
+/**
+ * LemonLDAP::NG takes the id and secret of a Basic header as written, without the form decoding
+ * RFC 6749 §2.3.1 asks for. Re-encoded so that oidc-provider's decoding gives them back unchanged:
+ * a client that form-encodes (`-` as `%2D`) is then compared as `%2D`, as there.
+ */
+function literalBasicCredentials(header: string): string {
+  const match = /^Basic (.+)$/i.exec(header)
+  if (match === null) return header
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  if (colon === -1) return header
+  const asWritten = (part: string) => part.replace(/%/g, '%25').replace(/\+/g, '%2B')
+  const credentials = `${asWritten(decoded.slice(0, colon))}:${asWritten(decoded.slice(colon + 1))}`
+  return `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`
+}
+
+/** Changes a JSON answer's body before it is sent. */
+function rewriteJson(
+  response: ServerResponse,
+  change: (body: Record<string, unknown>) => Record<string, unknown>,
+): void {
+  const end = response.end.bind(response) as (chunk?: unknown) => ServerResponse
+  response.end = ((chunk?: unknown) => {
+    if (typeof chunk !== 'string' && !Buffer.isBuffer(chunk)) return end(chunk)
+    const text = JSON.stringify(change(JSON.parse(chunk.toString()) as Record<string, unknown>))
+    response.setHeader('content-length', Buffer.byteLength(text))
+    return end(text)
+  }) as typeof response.end
+}
+
+/** Drops `iss` from the redirect to the client, as a provider without RFC 9207 sends it. */
+function withoutIssInRedirect(response: ServerResponse): void {
+  const setHeader = response.setHeader.bind(response)
+  response.setHeader = (name: string, value: number | string | readonly string[]) => {
+    // The provider's own redirects (to its interaction pages) are relative.
+    if (name.toLowerCase() === 'location' && typeof value === 'string' && /^https?:/.test(value)) {
+      const url = new URL(value)
+      url.searchParams.delete('iss')
+      return setHeader(name, url.toString())
+    }
+    return setHeader(name, value)
+  }
+}
+
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
@@ -180,6 +232,14 @@ export interface OidcProviderOptions {
   redirectUri: () => string
   /** Put email, name and affiliation in the ID token itself (as Entra ID and Keycloak do). */
   claimsInIdToken?: boolean
+  /** The client authentication methods the provider offers (and advertises); the client is registered with the first. */
+  tokenAuthMethods?: TokenAuthMethod[]
+  /** `literal`: the id and secret of a Basic header are not form-decoded (LemonLDAP::NG). */
+  basicCredentials?: 'decoded' | 'literal'
+  /** The algorithm the ID tokens for campusgate are signed with (default RS256); HS* uses the client secret. */
+  idTokenAlg?: string
+  /** RFC 9207: `false` neither advertises nor sends `iss` (as Entra ID); default true. */
+  issParameter?: boolean
 }
 
 export async function startOidcProvider(options: OidcProviderOptions): Promise<OidcProvider> {
@@ -190,6 +250,9 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
   let tamper: IdTokenTamper | null = null
   let jwksFetches = 0
   let outage: 'token' | 'userinfo' | null = null
+  const tokenAuthSeen: TokenAuthMethod[] = []
+  const tokenAuthMethods = options.tokenAuthMethods ?? ['client_secret_basic', 'client_secret_post']
+  const idTokenAlg = options.idTokenAlg ?? 'RS256'
 
   const server: Server = createServer()
   server.listen(0, '127.0.0.1')
@@ -202,6 +265,8 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       adapter: Adapter,
       jwks: { keys },
       cookies: { keys: cookieKeys },
+      clientAuthMethods: tokenAuthMethods,
+      enabledJWA: { idTokenSigningAlgValues: [...new Set(['RS256', idTokenAlg])] },
       clients: [
         {
           client_id: OIDC_CLIENT_ID,
@@ -209,7 +274,8 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
           redirect_uris: [options.redirectUri()],
           grant_types: ['authorization_code'],
           response_types: ['code'],
-          token_endpoint_auth_method: 'client_secret_basic',
+          token_endpoint_auth_method: tokenAuthMethods[0],
+          id_token_signed_response_alg: idTokenAlg,
         },
       ],
       claims: {
@@ -267,7 +333,10 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
     const member = MEMBERS[form.get('member') ?? '']
     let result: Record<string, unknown>
     if (form.get('decision') !== 'allow' || member === undefined) {
-      result = { error: 'access_denied', error_description: 'the member declined' }
+      result = {
+        error: form.get('denial') ?? 'access_denied',
+        error_description: 'the member declined',
+      }
     } else {
       const grant = new provider.Grant({
         accountId: member.sub,
@@ -285,23 +354,17 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
 
   /** Rewrites the ID token of a token response, as a provider gone wrong (or an attacker) would. */
   function interceptTokenResponse(response: ServerResponse, change: IdTokenTamper): void {
-    const end = response.end.bind(response) as (chunk?: unknown) => ServerResponse
-    response.end = ((chunk?: unknown) => {
-      if (typeof chunk !== 'string' && !Buffer.isBuffer(chunk)) return end(chunk)
-      const body = JSON.parse(chunk.toString()) as Record<string, unknown>
-      if (typeof body.id_token === 'string') {
-        const [header, payload] = body.id_token.split('.')
-        const key = change.foreignKey === true ? foreignKey : keys[0]
-        body.id_token = signJwt(
-          { ...decodeJwtPart(header), kid: key.kid },
-          { ...decodeJwtPart(payload), ...change.claims },
-          key,
-        )
-      }
-      const text = JSON.stringify(body)
-      response.setHeader('content-length', Buffer.byteLength(text))
-      return end(text)
-    }) as typeof response.end
+    rewriteJson(response, (body) => {
+      if (typeof body.id_token !== 'string') return body
+      const [header, payload] = body.id_token.split('.')
+      const key = change.foreignKey === true ? foreignKey : keys[0]
+      const idToken = signJwt(
+        { ...decodeJwtPart(header), kid: key.kid },
+        { ...decodeJwtPart(payload), ...change.claims },
+        key,
+      )
+      return { ...body, id_token: idToken }
+    })
   }
 
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -322,6 +385,22 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       return
     }
     if (path === '/jwks') jwksFetches += 1
+    if (path === '/token') {
+      const basic = request.headers.authorization
+      tokenAuthSeen.push(basic === undefined ? 'client_secret_post' : 'client_secret_basic')
+      if (basic !== undefined && options.basicCredentials === 'literal') {
+        request.headers.authorization = literalBasicCredentials(basic)
+      }
+    }
+    if (options.issParameter === false) {
+      if (path === '/.well-known/openid-configuration') {
+        rewriteJson(response, (body) => {
+          delete body.authorization_response_iss_parameter_supported
+          return body
+        })
+      }
+      withoutIssInRedirect(response)
+    }
     if (path === '/token' && tamper !== null) {
       interceptTokenResponse(response, tamper)
       tamper = null
@@ -355,7 +434,11 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       tamper = change
     },
     jwksFetches: () => jwksFetches,
-    async signIn(authorizationUrl, { member = 'alice', decision = 'allow' } = {}) {
+    tokenAuthSeen: () => [...tokenAuthSeen],
+    async signIn(
+      authorizationUrl,
+      { member = 'alice', decision = 'allow', denial = 'access_denied' } = {},
+    ) {
       const jar = new CookieJar()
       let url = authorizationUrl
       let method = 'GET'
@@ -376,7 +459,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
         if (response.status === 200 && url.includes('/interaction/')) {
           // The sign-in page: choose the member and decide.
           method = 'POST'
-          body = new URLSearchParams({ member, decision }).toString()
+          body = new URLSearchParams({ member, decision, denial }).toString()
           continue
         }
         const location = response.headers.get('location')

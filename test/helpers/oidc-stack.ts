@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict'
 import type { ServiceOptions } from './service.js'
-import { startOidcProvider, type MemberName, type OidcProvider } from './oidc-provider.js'
+import {
+  startOidcProvider,
+  type OidcProvider,
+  type OidcProviderOptions,
+  type SignInOptions,
+} from './oidc-provider.js'
 import {
   followCallback,
   openLink,
@@ -17,14 +22,12 @@ export interface OidcStack extends Stack {
 
 export async function startOidcStack(
   env: Record<string, string> = {},
-  options: ServiceOptions & { claimsInIdToken?: boolean } = {},
+  options: ServiceOptions & { provider?: Omit<OidcProviderOptions, 'redirectUri'> } = {},
 ): Promise<OidcStack> {
   let redirectUri = 'http://127.0.0.1:1/authorize/university/callback'
-  const oidc = await startOidcProvider({
-    redirectUri: () => redirectUri,
-    claimsInIdToken: options.claimsInIdToken ?? false,
-  })
-  const stack = await startStack({ ...oidc.env, ...env }, options)
+  const { provider, ...serviceOptions } = options
+  const oidc = await startOidcProvider({ ...provider, redirectUri: () => redirectUri })
+  const stack = await startStack({ ...oidc.env, ...env }, serviceOptions)
   redirectUri = `${stack.service.url}/authorize/university/callback`
   return {
     ...stack,
@@ -52,7 +55,7 @@ export async function oidcUserInBrowser(stack: OidcStack, email = 'student@examp
 export async function oidcSignInAndReturn(
   stack: OidcStack,
   user: { location: string; cookie: string },
-  options: { member?: MemberName; decision?: 'allow' | 'deny' } = {},
+  options: SignInOptions = {},
 ) {
   const callback = await stack.oidc.signIn(user.location, options)
   return { callback, done: await followCallback(callback, user.cookie) }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { oidcSignInAndReturn, oidcUserInBrowser, startOidcStack } from '../helpers/oidc-stack.js'
 import type { OidcStack } from '../helpers/oidc-stack.js'
+import { logEvents } from '../helpers/logs.js'
 import { call, MEDIA_TYPE, startService, type RunningService } from '../helpers/service.js'
 import {
   attemptStatusesOf,
@@ -219,6 +220,9 @@ describe('tier 2 (OpenID Connect) when a provider endpoint is down during the ca
         stack.oidc.setOutage(null)
       }
       await assertFailedAndNothingLinked(stack, user, done)
+      // Issue 25: the log line names the call that failed and the status it got.
+      const failure = logEvents(stack.service, 'university-link-failed').at(-1)
+      assert.match(String(failure?.reason), new RegExp(`^${endpoint} request.* failed: HTTP 503, `))
 
       const again = await openLink(user.link)
       assert.equal(again.status, 301)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
+import { latestAuditEvents } from '../../src/audit/store.js'
 import { OIDC_CLIENT_ID, OIDC_CLIENT_SECRET } from '../helpers/oidc-provider.js'
 import {
   oidcSignInAndReturn,
@@ -28,6 +29,16 @@ const MINUTE = 60_000
 
 async function tierOf(stack: OidcStack, sessionKey: string): Promise<string> {
   return (await sessionOf(stack, sessionKey)).body.tier as string
+}
+
+/** The reason of the last `university-link-failed` line of the log. */
+function lastFailure(stack: OidcStack): string {
+  return String(logEvents(stack.service, 'university-link-failed').at(-1)?.reason)
+}
+
+async function auditTypesOf(stack: OidcStack, openId: string): Promise<string[]> {
+  const events = await latestAuditEvents(stack.service.db.kysely, 100, openId)
+  return events.map((event) => event.type).filter((type) => type.startsWith('university-'))
 }
 
 function refusals(stack: OidcStack): string[] {
@@ -125,6 +136,26 @@ describe('tier 2 through OpenID Connect (oidc-provider on loopback)', () => {
     )
     assert.match(failed.text, FAILED)
     assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['failed'])
+    assert.deepEqual(await auditTypesOf(stack, user.openId), [
+      'university-refused',
+      'university-failed',
+    ])
+    assert.equal(
+      lastFailure(stack),
+      'the provider answered the authorization request: error=server_error, error_description="the member declined"',
+    )
+  })
+
+  it('takes error=consent_required as the user declining (issue 25)', async () => {
+    const user = await oidcUserInBrowser(stack)
+    const { callback, done } = await oidcSignInAndReturn(stack, user, {
+      decision: 'deny',
+      denial: 'consent_required',
+    })
+    assert.equal(new URL(callback).searchParams.get('error'), 'consent_required')
+    assert.match(done.text, DECLINED)
+    assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['denied'])
+    assert.deepEqual(await auditTypesOf(stack, user.openId), ['university-denied'])
   })
 
   for (const [what, change] of [
@@ -238,5 +269,92 @@ describe('tier 2 through OpenID Connect when the provider cannot be discovered',
     assert.equal(response.headers.get('cache-control'), 'no-cache, no-store, must-revalidate')
     assert.equal(response.headers.get('set-cookie'), null)
     assert.deepEqual(await attemptStatusesOf(stack, user.openId), [])
+  })
+})
+
+describe('tier 2 against a provider that takes Basic credentials as written (issue 25, LemonLDAP::NG)', () => {
+  const provider = { basicCredentials: 'literal' } as const
+
+  it('links by default, authenticating with client_secret_post, with a secret containing "-"', async () => {
+    assert.match(OIDC_CLIENT_SECRET, /-/)
+    const stack = await startOidcStack({}, { provider })
+    try {
+      const user = await oidcUserInBrowser(stack)
+      assert.match((await oidcSignInAndReturn(stack, user)).done.text, LINKED)
+      assert.deepEqual(stack.oidc.tokenAuthSeen(), ['client_secret_post'])
+    } finally {
+      await stack.close()
+    }
+  })
+
+  it('with UNIVERSITY_TOKEN_AUTH_METHOD=client_secret_basic fails, logging invalid_client and the status', async () => {
+    const stack = await startOidcStack(
+      { UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_basic' },
+      { provider },
+    )
+    try {
+      const user = await oidcUserInBrowser(stack)
+      const { callback, done } = await oidcSignInAndReturn(stack, user)
+      assert.match(done.text, FAILED)
+      assert.deepEqual(stack.oidc.tokenAuthSeen(), ['client_secret_basic'])
+      assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['failed'])
+      assert.deepEqual(await auditTypesOf(stack, user.openId), ['university-failed'])
+      assert.match(
+        lastFailure(stack),
+        /^token request \(client_secret_basic\) failed: HTTP 401, error=invalid_client, error_description="[^"]+", WWWAuthenticateChallengeError/,
+      )
+      const logs = stack.service.logs()
+      const code = new URL(callback).searchParams.get('code')!
+      for (const secret of [OIDC_CLIENT_SECRET, code, user.cookie.split('=')[1]]) {
+        assert.ok(!logs.includes(secret), 'a secret reached the log')
+      }
+    } finally {
+      await stack.close()
+    }
+  })
+})
+
+describe('tier 2 against a provider that signs ID tokens with HS512 (issue 25)', () => {
+  let stack: OidcStack
+  before(async () => {
+    stack = await startOidcStack({}, { provider: { idTokenAlg: 'HS512' } })
+  })
+  after(() => stack.close())
+
+  it('links nothing and logs the algorithm it refused', async () => {
+    const user = await oidcUserInBrowser(stack)
+    assert.match((await oidcSignInAndReturn(stack, user)).done.text, FAILED)
+    assert.equal(await tierOf(stack, user.sessionKey), 'messenger-registered')
+    assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['failed'])
+    assert.match(lastFailure(stack), /ID token signed with HS512, a symmetric algorithm/)
+    assert.ok(!stack.service.logs().includes(OIDC_CLIENT_SECRET))
+  })
+})
+
+describe('tier 2 against a provider that neither advertises nor sends iss (as Entra ID)', () => {
+  let stack: OidcStack
+  before(async () => {
+    stack = await startOidcStack({}, { provider: { issParameter: false } })
+  })
+  after(() => stack.close())
+
+  it('links from a callback without iss', async () => {
+    const user = await oidcUserInBrowser(stack)
+    const { callback, done } = await oidcSignInAndReturn(stack, user)
+    assert.equal(new URL(callback).searchParams.get('iss'), null)
+    assert.match(done.text, LINKED)
+  })
+
+  it('still changes nothing when iss names another issuer', async () => {
+    const user = await oidcUserInBrowser(stack)
+    const callback = await stack.oidc.signIn(user.location, { member: 'bob' })
+    const forged = await followCallback(
+      withParams(callback, { iss: 'https://evil.example' }),
+      user.cookie,
+    )
+    assert.match(forged.text, NEUTRAL)
+    assert.equal(refusals(stack).at(-1), 'iss missing or not the issuer')
+    assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['redirected'])
+    assert.match((await followCallback(callback, user.cookie)).text, LINKED)
   })
 })

@@ -154,6 +154,11 @@ describe('loadConfig', () => {
     [{ UNIVERSITY_EMAIL_DOMAINS: '-ucl.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
     [{ UNIVERSITY_EMAIL_DOMAINS: 'ucl_students.ac.uk' }, 'UNIVERSITY_EMAIL_DOMAINS'],
     [{ UNIVERSITY_EMAIL_DOMAINS: `${'a'.repeat(64)}.ac.uk` }, 'UNIVERSITY_EMAIL_DOMAINS'],
+    [
+      { UNIVERSITY_PROTOCOL: 'oidc', UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_jwt' },
+      'UNIVERSITY_TOKEN_AUTH_METHOD',
+    ],
+    [{ UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_post' }, 'UNIVERSITY_TOKEN_AUTH_METHOD'],
     [{ UNIVERSITY_IDENTITY_BINDING: 'many' }, 'UNIVERSITY_IDENTITY_BINDING'],
     [{ UNIVERSITY_LINK_MAX_AGE: 'a year' }, 'UNIVERSITY_LINK_MAX_AGE'],
     [{ UNIVERSITY_USERINFO_URL: 'not a url' }, 'UNIVERSITY_USERINFO_URL'],
@@ -187,6 +192,7 @@ describe('loadConfig', () => {
     assert.equal(university.protocol, 'uclapi')
     assert.equal(university.issuer, null)
     assert.equal(university.scopes, 'openid email profile')
+    assert.equal(university.tokenAuthMethod, null, 'unset: chosen from the discovery document')
     assert.equal(university.userInfoUrl, 'http://127.0.0.1:3000/_sandbox/university/user/data')
     assert.equal(university.identityBinding, 'exclusive')
     assert.equal(university.emailDomains, null)
@@ -202,9 +208,11 @@ describe('loadConfig', () => {
       UNIVERSITY_CLIENT_SECRET: 'secret',
       UNIVERSITY_EMAIL_DOMAINS: 'UCL.ac.uk, @cs.example.ac.uk, xn--bcher-kva.example',
       UNIVERSITY_LINK_MAX_AGE: '365d',
+      UNIVERSITY_TOKEN_AUTH_METHOD: 'client_secret_basic',
       MESSENGER_API_BASE_URL: 'https://api.weixin.qq.com',
     })
     assert.equal(config.university.issuer, 'https://login.example.ac.uk/realms/students')
+    assert.equal(config.university.tokenAuthMethod, 'client_secret_basic')
     assert.deepEqual(config.sandbox, { messenger: false, university: false })
     assert.deepEqual(config.university.emailDomains, [
       'ucl.ac.uk',

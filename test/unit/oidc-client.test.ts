@@ -1,19 +1,23 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
+import type { TokenAuthMethod } from '../../src/config.js'
 import {
   attemptSecrets,
   createOidcClient,
   studentStatus,
+  tokenAuthMethodFor,
   type OidcClient,
+  type OidcOutcome,
 } from '../../src/university/oidc-client.js'
 import { TestClock } from '../helpers/clock.js'
 import {
   OIDC_CLIENT_ID,
   OIDC_CLIENT_SECRET,
   startOidcProvider,
-  type MemberName,
   type OidcProvider,
+  type OidcProviderOptions,
+  type SignInOptions,
 } from '../helpers/oidc-provider.js'
 
 const REDIRECT_URI = 'http://127.0.0.1:9/authorize/university/callback'
@@ -32,6 +36,7 @@ describe('the OpenID Connect client against oidc-provider', () => {
       clientSecret: OIDC_CLIENT_SECRET,
       redirectUri: REDIRECT_URI,
       scopes: 'openid email profile',
+      tokenAuthMethod: null,
       timeoutMs: 5000,
       allowInsecureRequests: true,
       clock,
@@ -40,10 +45,7 @@ describe('the OpenID Connect client against oidc-provider', () => {
   after(() => provider.close())
 
   /** A browser's round trip up to the callback: the attempt's secrets and the callback's parameters. */
-  async function roundTrip(
-    state: string,
-    options: { member?: MemberName; decision?: 'allow' | 'deny' } = {},
-  ) {
+  async function roundTrip(state: string, options: SignInOptions = {}) {
     const secrets = attemptSecrets(`cookie-${Math.random()}`)
     const location = await client.authorizationUrl(state, secrets)
     const callback = new URL(await provider.signIn(location, options))
@@ -121,6 +123,36 @@ describe('the OpenID Connect client against oidc-provider', () => {
     assert.deepEqual(await client.complete(params, { ...secrets, state: 'open-id-5' }), {
       kind: 'denied',
     })
+  })
+
+  it('takes error=consent_required (a refusal at the consent page) as a denial too', async () => {
+    const { secrets, params } = await roundTrip('open-id-5c', {
+      decision: 'deny',
+      denial: 'consent_required',
+    })
+    assert.equal(params.error, 'consent_required')
+    assert.deepEqual(await client.complete(params, { ...secrets, state: 'open-id-5c' }), {
+      kind: 'denied',
+    })
+  })
+
+  it('fails on any other error, naming the error and its description', async () => {
+    const outcome = await client.complete(
+      { error: 'server_error', error_description: 'LDAP\nserver unreachable', state: 's' },
+      { ...attemptSecrets('x'), state: 's' },
+    )
+    assert.deepEqual(outcome, {
+      kind: 'failed',
+      reason:
+        'the provider answered the authorization request: error=server_error, error_description="LDAP server unreachable"',
+    })
+  })
+
+  it('authenticates with client_secret_post, which this provider advertises', async () => {
+    const { secrets, params } = await roundTrip('open-id-p')
+    const seen = provider.tokenAuthSeen().length
+    assert.equal((await client.complete(params, { ...secrets, state: 'open-id-p' })).kind, 'linked')
+    assert.deepEqual(provider.tokenAuthSeen().slice(seen), ['client_secret_post'])
   })
 
   it('accepts only the discovered issuer as iss, and requires it from this provider', async () => {
@@ -201,6 +233,146 @@ describe('the OpenID Connect client against oidc-provider', () => {
     const outcome = await client.complete(later.params, { ...later.secrets, state: 'open-id-r3' })
     assert.equal(outcome.kind, 'linked', JSON.stringify(outcome))
     assert.ok(provider.jwksFetches() > fetchesBefore)
+  })
+})
+
+/** A provider configured for one case, and a client of campusgate's for it. */
+async function startCase(
+  providerOptions: Omit<OidcProviderOptions, 'redirectUri'>,
+  tokenAuthMethod: TokenAuthMethod | null = null,
+) {
+  const provider = await startOidcProvider({ ...providerOptions, redirectUri: () => REDIRECT_URI })
+  const client = createOidcClient({
+    issuer: provider.issuer,
+    clientId: OIDC_CLIENT_ID,
+    clientSecret: OIDC_CLIENT_SECRET,
+    redirectUri: REDIRECT_URI,
+    scopes: 'openid email profile',
+    tokenAuthMethod,
+    timeoutMs: 5000,
+    allowInsecureRequests: true,
+    clock: new TestClock(),
+  })
+  /** A whole round trip: the browser signs in, then the client completes it. */
+  async function roundTrip(options: SignInOptions = {}) {
+    const secrets = attemptSecrets(`cookie-${Math.random()}`)
+    const location = await client.authorizationUrl('open-id', secrets)
+    const callback = new URL(await provider.signIn(location, options))
+    const params = Object.fromEntries(callback.searchParams) as Record<string, string>
+    const outcome = await client.complete(params, { ...secrets, state: 'open-id' })
+    return { params, outcome, secrets }
+  }
+  return { provider, client, roundTrip }
+}
+
+function reasonOf(outcome: OidcOutcome): string {
+  assert.equal(outcome.kind, 'failed', JSON.stringify(outcome))
+  return outcome.kind === 'failed' ? outcome.reason : ''
+}
+
+describe('the token endpoint authentication method (issue 25)', () => {
+  it('is client_secret_post when advertised, else client_secret_basic, unless configured', () => {
+    const both = {
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    }
+    assert.equal(tokenAuthMethodFor(null, both), 'client_secret_post')
+    assert.equal(
+      tokenAuthMethodFor(null, { token_endpoint_auth_methods_supported: ['client_secret_basic'] }),
+      'client_secret_basic',
+    )
+    assert.equal(tokenAuthMethodFor(null, {}), 'client_secret_basic')
+    assert.equal(tokenAuthMethodFor('client_secret_basic', both), 'client_secret_basic')
+    assert.equal(tokenAuthMethodFor('client_secret_post', {}), 'client_secret_post')
+  })
+
+  describe('against a provider that compares Basic credentials as written (LemonLDAP::NG)', () => {
+    const cases: Awaited<ReturnType<typeof startCase>>[] = []
+    after(() => Promise.all(cases.map(({ provider }) => provider.close())))
+
+    it('signs in by default with a secret containing "-", through client_secret_post', async () => {
+      assert.match(OIDC_CLIENT_SECRET, /-/)
+      const lemon = await startCase({ basicCredentials: 'literal' })
+      cases.push(lemon)
+      const { outcome } = await lemon.roundTrip()
+      assert.equal(outcome.kind, 'linked', JSON.stringify(outcome))
+      assert.deepEqual(lemon.provider.tokenAuthSeen(), ['client_secret_post'])
+    })
+
+    it("fails with client_secret_basic, naming the call, its status and the provider's error", async () => {
+      const lemon = await startCase({ basicCredentials: 'literal' }, 'client_secret_basic')
+      cases.push(lemon)
+      const { outcome, params, secrets } = await lemon.roundTrip()
+      const reason = reasonOf(outcome)
+      assert.deepEqual(lemon.provider.tokenAuthSeen(), ['client_secret_basic'])
+      assert.match(
+        reason,
+        /^token request \(client_secret_basic\) failed: HTTP 401, error=invalid_client, /,
+      )
+      assert.match(reason, /WWWAuthenticateChallengeError/)
+      assert.ok(params.code.length > 0)
+      for (const secret of [OIDC_CLIENT_SECRET, params.code, secrets.codeVerifier]) {
+        assert.ok(!reason.includes(secret), 'a secret is in the reason')
+      }
+    })
+  })
+
+  it('uses client_secret_basic with a provider that offers only that', async () => {
+    const basicOnly = await startCase({ tokenAuthMethods: ['client_secret_basic'] })
+    try {
+      const { outcome } = await basicOnly.roundTrip()
+      assert.equal(outcome.kind, 'linked', JSON.stringify(outcome))
+      assert.deepEqual(basicOnly.provider.tokenAuthSeen(), ['client_secret_basic'])
+    } finally {
+      await basicOnly.provider.close()
+    }
+  })
+
+  it('uses client_secret_post with a provider that offers only that', async () => {
+    const postOnly = await startCase({ tokenAuthMethods: ['client_secret_post'] })
+    try {
+      const { outcome } = await postOnly.roundTrip()
+      assert.equal(outcome.kind, 'linked', JSON.stringify(outcome))
+      assert.deepEqual(postOnly.provider.tokenAuthSeen(), ['client_secret_post'])
+    } finally {
+      await postOnly.provider.close()
+    }
+  })
+})
+
+describe('ID tokens signed with a symmetric algorithm (issue 25)', () => {
+  for (const alg of ['HS256', 'HS512']) {
+    it(`refuses ${alg}, naming the algorithm`, async () => {
+      const hs = await startCase({ idTokenAlg: alg })
+      try {
+        const { outcome } = await hs.roundTrip()
+        const reason = reasonOf(outcome)
+        assert.match(reason, new RegExp(`ID token signed with ${alg}, a symmetric algorithm`))
+        assert.match(reason, /UnsupportedOperationError: unsupported JWS algorithm/)
+        assert.ok(!reason.includes(OIDC_CLIENT_SECRET))
+      } finally {
+        await hs.provider.close()
+      }
+    })
+  }
+})
+
+describe('a provider without RFC 9207 iss (as Entra ID)', () => {
+  let entra: Awaited<ReturnType<typeof startCase>>
+  before(async () => {
+    entra = await startCase({ issParameter: false })
+  })
+  after(() => entra.provider.close())
+
+  it('accepts a callback without iss and completes the round trip', async () => {
+    assert.equal(await entra.client.issuerAccepted(undefined), true)
+    const { params, outcome } = await entra.roundTrip()
+    assert.equal(params.iss, undefined)
+    assert.equal(outcome.kind, 'linked', JSON.stringify(outcome))
+  })
+
+  it('still refuses an iss that names another issuer', async () => {
+    assert.equal(await entra.client.issuerAccepted('https://evil.example'), false)
+    assert.equal(await entra.client.issuerAccepted(entra.provider.issuer), true)
   })
 })
 
