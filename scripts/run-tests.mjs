@@ -4,17 +4,19 @@
 // PostgreSQL and Redis passes.
 // File name fragments as arguments narrow every pass to matching files.
 // PostgreSQL comes from TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test),
-// Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9).
+// Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9); when neither is set and nothing
+// answers at the default address, a throwaway one is started for the run (test-services.mjs).
+// What cannot be had is left out with one line saying so; with CI=true it fails the run instead.
 import { spawn, spawnSync } from 'node:child_process'
 import { clearTimeout, setTimeout } from 'node:timers'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { provideServices } from './test-services.mjs'
 
 const args = process.argv.slice(2)
 const sqliteOnly = args.includes('--sqlite')
 const only = args.filter((arg) => !arg.startsWith('--'))
-const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/9'
+const ci = process.env.CI === 'true'
 
 function testFiles(dir) {
   if (!existsSync(dir)) return []
@@ -48,21 +50,6 @@ if (browserPass) {
     `no Chromium at ${chromiumPath}: the browser tests are left out (apt-get install chromium)`,
   )
 }
-if (!sqliteOnly) {
-  passes.push(
-    {
-      name: 'HTTP on PostgreSQL',
-      files: testFiles('test/http'),
-      env: { DATABASE_URL: postgresUrl },
-    },
-    {
-      name: 'several instances on PostgreSQL + Redis',
-      files: testFiles('test/scale'),
-      env: { DATABASE_URL: postgresUrl, REDIS_URL: redisUrl },
-    },
-  )
-}
-
 // The kits (packages/*/test) against the running campusgate, on SQLite and unless --sqlite on
 // PostgreSQL. Their tests import the kits as apps do, from the build, so the kits are built first.
 const kitFiles = [...testFiles('packages/miniprogram/test'), ...testFiles('packages/node/test')]
@@ -70,9 +57,59 @@ if (kitFiles.length > 0) {
   const built = spawnSync('npm', ['run', '--silent', 'build:kits'], { stdio: 'inherit' })
   if (built.status !== 0) process.exit(1)
   passes.push({ name: 'kits on SQLite', files: kitFiles, env: { DATABASE_URL: '' } })
-  if (!sqliteOnly) {
-    passes.push({ name: 'kits on PostgreSQL', files: kitFiles, env: { DATABASE_URL: postgresUrl } })
+}
+const kitPostgresFiles = sqliteOnly ? [] : kitFiles
+// Services are looked for (or started) only when a pass that needs them has files to run.
+const postgresFiles = sqliteOnly ? [] : testFiles('test/http')
+const scaleFiles = sqliteOnly ? [] : testFiles('test/scale')
+const services =
+  postgresFiles.length + scaleFiles.length + kitPostgresFiles.length > 0
+    ? await provideServices()
+    : { postgres: { url: null }, redis: { url: null }, stop: async () => undefined }
+const stopServices = async () => {
+  await services.stop().catch(() => undefined)
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => void stopServices().then(() => process.exit(130)))
+}
+const leftOut = []
+const postgresUrl = services.postgres.url
+const redisUrl = services.redis.url
+if (postgresFiles.length > 0) {
+  if (postgresUrl !== null) {
+    passes.push({
+      name: 'HTTP on PostgreSQL',
+      files: postgresFiles,
+      env: { DATABASE_URL: postgresUrl },
+    })
+  } else leftOut.push(`HTTP on PostgreSQL (PostgreSQL: ${services.postgres.why})`)
+}
+if (scaleFiles.length > 0) {
+  if (postgresUrl !== null && redisUrl !== null) {
+    passes.push({
+      name: 'several instances on PostgreSQL + Redis',
+      files: scaleFiles,
+      env: { DATABASE_URL: postgresUrl, REDIS_URL: redisUrl },
+    })
+  } else {
+    const missing = [
+      postgresUrl === null ? `PostgreSQL: ${services.postgres.why}` : null,
+      redisUrl === null ? `Redis: ${services.redis.why}` : null,
+    ].filter((why) => why !== null)
+    leftOut.push(`several instances on PostgreSQL + Redis (${missing.join('; ')})`)
   }
+}
+if (kitPostgresFiles.length > 0) {
+  if (postgresUrl !== null) {
+    passes.push({
+      name: 'kits on PostgreSQL',
+      files: kitPostgresFiles,
+      env: { DATABASE_URL: postgresUrl },
+    })
+  } else leftOut.push(`kits on PostgreSQL (PostgreSQL: ${services.postgres.why})`)
+}
+if (leftOut.length > 0) {
+  console.log(`${ci ? 'missing in CI, failing the run' : 'left out'}: ${leftOut.join('; ')}`)
 }
 
 /**
@@ -137,13 +174,18 @@ async function run(pass) {
 }
 
 let passed = 0
-let failed = 0
-for (const pass of passes) {
-  if (pass.files.length === 0) continue
-  console.log(`\n=== ${pass.name} (${pass.files.length} files)\n`)
-  const counts = await run(pass)
-  passed += counts.passed
-  failed += counts.failed
+// In CI every pass runs: one that could not is a failure.
+let failed = ci ? leftOut.length : 0
+try {
+  for (const pass of passes) {
+    if (pass.files.length === 0) continue
+    console.log(`\n=== ${pass.name} (${pass.files.length} files)\n`)
+    const counts = await run(pass)
+    passed += counts.passed
+    failed += counts.failed
+  }
+} finally {
+  await stopServices()
 }
 console.log(`\n${passed} passed, ${failed} failed`)
 process.exit(failed === 0 ? 0 : 1)
