@@ -21,6 +21,7 @@ import { createWebhookWorker, type WebhookWorker } from './events/worker.js'
 import { createPruner, type PruneCounts, type Pruner } from './maintenance/pruner.js'
 import { createMessengerClient, type MessengerClient } from './messenger/client.js'
 import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js'
+import { createOriginalImport, type OriginalImport } from './original/service.js'
 import { createSandboxMailbox, type SandboxMailbox } from './sandbox/mailbox.js'
 import { createSessions, type Sessions } from './sessions/service.js'
 import { createUniversityClient } from './university/client.js'
@@ -66,6 +67,8 @@ export interface Services {
   /** Delivers the lifecycle events; null when WEBHOOK_URL is unset. */
   webhookWorker: WebhookWorker | null
   pruner: Pruner
+  /** `campusgate import-original`: the original server's users, brought over with their keys. */
+  originalImport: OriginalImport
   /** The service's own SQLite backups; null unless BACKUP_DIR and BACKUP_INTERVAL are set. */
   backups: BackupSchedule | null
   /** In sandbox mode: the mail the playground reads back. */
@@ -196,6 +199,14 @@ export function createServices(deps: ServicesDeps): Services {
   })
   const outbox = createOutbox({ db: db.kysely, clock, onDue: () => mailWorker.kick() })
   const accounts = createAccounts({ db: db.kysely, sessions, outbox })
+  const originalImport = createOriginalImport({
+    db: db.kysely,
+    clock,
+    cipher,
+    ttlMs: config.sessionTtlMs,
+    audit,
+    events,
+  })
 
   // The background jobs of every instance: started when the app is ready, stopped when it closes.
   // A new job is created above and listed here.
@@ -223,6 +234,7 @@ export function createServices(deps: ServicesDeps): Services {
     webhookEvents,
     webhookWorker,
     pruner,
+    originalImport,
     backups,
     mailbox,
     async start() {

@@ -1,10 +1,19 @@
+import { latestEventTimes } from '../audit/store.js'
 import type { Queryable } from '../db/schema.js'
 import type { Events } from '../events/emitter.js'
 import type { SessionEndReason, UniversityView } from '../events/types.js'
 import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
 import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
 import type { Mail } from '../mail/transport.js'
-import { deleteSession, findSessionOfUser, replaceSession } from '../sessions/store.js'
+import {
+  deleteSession,
+  findSessionOfUser,
+  findSessionVersions,
+  insertSessions,
+  replaceSession,
+  touchSession,
+  type SessionVersion,
+} from '../sessions/store.js'
 import {
   deleteCodesOfUser,
   endOpenAttemptsOfUser,
@@ -15,6 +24,8 @@ import {
   deleteUser,
   findBindingHolder,
   findUserForEvents,
+  findUserVersions,
+  insertUsersIfAbsent,
   lapseLinkOfUser,
   lapseLinksOfBinding,
   lockUser,
@@ -23,6 +34,7 @@ import {
   setUniversityLink,
   upsertUser,
   type UniversityIdentityRecord,
+  type UserVersion,
 } from '../users/store.js'
 
 /*
@@ -294,4 +306,199 @@ export async function eraseUser(
   // Sessions, codes and attempts go with the user row (foreign keys cascade).
   await deleteUser(trx, userId)
   return mailIds
+}
+
+/** A live user of the original server, ready to be stored (docs/migrating-from-original.md). */
+export interface OriginalUser {
+  openId: string
+  /** The messenger session key, encrypted. */
+  messengerSessionKey: string
+  /** SHA-256 of the original's session key, exactly as campusgate hashes its own keys. */
+  keyHash: string
+  /** When the original last saw the key (never later than the import's now). */
+  lastUsed: number
+  /** `lastUsed` + SESSION_TTL. */
+  expiresAt: number
+  /** Fresh ids for the rows this may create. */
+  userId: string
+  sessionId: string
+}
+
+/**
+ * What the import does with one user of the original:
+ * - `import`: campusgate does not know the user: it is created with its session.
+ * - `extend`: campusgate holds the same key, live, with an earlier expiry than the original's.
+ * - `replace`: campusgate holds another key (or none), and wrote the user before the original last
+ *   saw this one: the original's key is the newer (issued there after an earlier import).
+ * - `present`: campusgate already holds this key, or something newer: nothing changes.
+ */
+export type ImportDecision = 'import' | 'extend' | 'replace' | 'present'
+
+export interface ImportPlan {
+  user: OriginalUser
+  decision: ImportDecision
+  existing: UserVersion | null
+  session: SessionVersion | null
+}
+
+function decideImport(
+  user: OriginalUser,
+  existing: UserVersion | null,
+  session: SessionVersion | null,
+  erasedAt: number | undefined,
+  now: number,
+): ImportDecision {
+  // A user erased in campusgate after the original last issued its key is not brought back; the
+  // trail remembers erasures (openId only) for AUDIT_RETENTION.
+  if (existing === null)
+    return erasedAt !== undefined && erasedAt >= user.lastUsed ? 'present' : 'import'
+  if (session !== null && session.keyHash === user.keyHash) {
+    // A session campusgate has let expire is never brought back.
+    return session.expiresAt > now && user.expiresAt > session.expiresAt ? 'extend' : 'present'
+  }
+  // A logout, rotation, erasure or link in campusgate after the original last saw the key wins.
+  return user.lastUsed > existing.updatedAt ? 'replace' : 'present'
+}
+
+/** Decides, reading only, what `importOriginalUsers` would do with each user (`--dry-run` too). */
+export async function planOriginalImport(
+  db: Queryable,
+  users: readonly OriginalUser[],
+  now: number,
+): Promise<ImportPlan[]> {
+  const existing = new Map(
+    (
+      await findUserVersions(
+        db,
+        users.map((user) => user.openId),
+      )
+    ).map((row) => [row.openId, row]),
+  )
+  const sessions = new Map(
+    (
+      await findSessionVersions(
+        db,
+        [...existing.values()].map((row) => row.id),
+      )
+    ).map((row) => [row.userId, row]),
+  )
+  const absent = users.filter((user) => !existing.has(user.openId)).map((user) => user.openId)
+  const erased = await latestEventTimes(db, 'erasure', absent)
+  return users.map((user) => {
+    const found = existing.get(user.openId) ?? null
+    const session = found === null ? null : (sessions.get(found.id) ?? null)
+    const erasedAt = erased.get(user.openId)
+    return {
+      user,
+      existing: found,
+      session,
+      decision: decideImport(user, found, session, erasedAt, now),
+    }
+  })
+}
+
+export interface ImportResult {
+  openId: string
+  userId: string | null
+  outcome: ImportDecision
+}
+
+/**
+ * Coming from the original server: stores its users (distinct openIds) in the caller's
+ * transaction. New users and their sessions go in two statements; a user a registration created
+ * meanwhile is left as it is. Users campusgate already holds are locked first, then decided again
+ * on what the lock guards, and changed only when the original's key is the newer.
+ */
+export async function importOriginalUsers(
+  trx: Queryable,
+  users: readonly OriginalUser[],
+  now: number,
+  events: Events,
+): Promise<ImportResult[]> {
+  const plans = await planOriginalImport(trx, users, now)
+  const results: ImportResult[] = []
+
+  const fresh = plans.filter((plan) => plan.decision === 'import').map((plan) => plan.user)
+  const created = new Set(
+    (
+      await insertUsersIfAbsent(
+        trx,
+        fresh.map((user) => ({ ...user, id: user.userId })),
+        now,
+      )
+    ).map((row) => row.openId),
+  )
+  await insertSessions(
+    trx,
+    fresh
+      .filter((user) => created.has(user.openId))
+      .map((user) => ({
+        id: user.sessionId,
+        userId: user.userId,
+        keyHash: user.keyHash,
+        createdAt: user.lastUsed,
+        expiresAt: user.expiresAt,
+      })),
+  )
+  for (const user of fresh) {
+    if (!created.has(user.openId)) {
+      results.push({ openId: user.openId, userId: null, outcome: 'present' })
+      continue
+    }
+    results.push({ openId: user.openId, userId: user.userId, outcome: 'import' })
+    if (events.enabled) {
+      // The app's features learn of an imported user as of a registered one.
+      const who = { userId: user.userId, openId: user.openId }
+      await events.emit(trx, who, { type: 'user.created' }, now)
+      await events.emit(
+        trx,
+        who,
+        {
+          type: 'session.started',
+          data: { sessionId: user.sessionId, expiresAt: new Date(user.expiresAt).toISOString() },
+        },
+        now,
+      )
+    }
+  }
+
+  for (const plan of plans) {
+    if (plan.decision === 'import') continue
+    if (plan.decision === 'present' || plan.existing === null) {
+      results.push({
+        openId: plan.user.openId,
+        userId: plan.existing?.id ?? null,
+        outcome: 'present',
+      })
+      continue
+    }
+    const userId = plan.existing.id
+    // Decided again under the user's lock: a request may have changed the user since the plan.
+    const again = (await lockUser(trx, userId))
+      ? (await planOriginalImport(trx, [plan.user], now))[0]
+      : undefined
+    if (again?.existing?.id !== userId || again.decision === 'present') {
+      results.push({ openId: plan.user.openId, userId, outcome: 'present' })
+      continue
+    }
+    if (again.decision === 'extend' && again.session !== null) {
+      await touchSession(trx, again.session.id, plan.user.expiresAt, now)
+    } else {
+      // The original's newer key rotates the imported one, exactly as a registration would.
+      await registerUser(
+        trx,
+        {
+          id: plan.user.userId,
+          openId: plan.user.openId,
+          unionId: null,
+          messengerSessionKey: plan.user.messengerSessionKey,
+        },
+        { id: plan.user.sessionId, keyHash: plan.user.keyHash, expiresAt: plan.user.expiresAt },
+        now,
+        events,
+      )
+    }
+    results.push({ openId: plan.user.openId, userId, outcome: again.decision })
+  }
+  return results
 }

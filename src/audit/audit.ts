@@ -1,7 +1,13 @@
 import type { Clock } from '../clock.js'
 import type { AuditEventRow, Queryable } from '../db/schema.js'
 import { newId } from '../lib/secrets.js'
-import { auditEventsAfter, insertAuditEvent, latestAuditEvents, type AuditCursor } from './store.js'
+import {
+  auditEventsAfter,
+  insertAuditEvent,
+  insertAuditEvents,
+  latestAuditEvents,
+  type AuditCursor,
+} from './store.js'
 
 /** What the trail records. */
 export type AuditEventType =
@@ -15,6 +21,7 @@ export type AuditEventType =
   | 'expiry'
   | 'erasure'
   | 'security-configuration'
+  | 'import'
 
 /** Where a change came from: an API request (with its client address), the CLI, or the service itself. */
 export interface Origin {
@@ -41,6 +48,8 @@ export interface AuditEvent {
 export interface Audit {
   /** Records the event in `db` (pass the transaction of the change it describes). */
   record(db: Queryable, event: AuditEvent): Promise<void>
+  /** Records many events in one statement, in order (a bulk change such as an import). */
+  recordAll(db: Queryable, events: readonly AuditEvent[]): Promise<void>
 }
 
 /** The trail as an operator reads it (`campusgate audit tail`). */
@@ -76,19 +85,24 @@ export function createAudit(options: {
   clock: Clock
   onRecorded?: (event: AuditEvent) => void
 }): Audit {
+  const row = (event: AuditEvent) => ({
+    id: eventId(),
+    at: options.clock.now().getTime(),
+    type: event.type,
+    actor: event.origin.actor,
+    user_id: event.userId ?? null,
+    open_id: event.openId ?? null,
+    ip: event.origin.ip,
+    detail: event.detail === undefined ? null : JSON.stringify(event.detail),
+  })
   return {
     async record(db, event) {
-      await insertAuditEvent(db, {
-        id: eventId(),
-        at: options.clock.now().getTime(),
-        type: event.type,
-        actor: event.origin.actor,
-        user_id: event.userId ?? null,
-        open_id: event.openId ?? null,
-        ip: event.origin.ip,
-        detail: event.detail === undefined ? null : JSON.stringify(event.detail),
-      })
+      await insertAuditEvent(db, row(event))
       options.onRecorded?.(event)
+    },
+    async recordAll(db, events) {
+      await insertAuditEvents(db, events.map(row))
+      for (const event of events) options.onRecorded?.(event)
     },
   }
 }

@@ -46,6 +46,32 @@ export async function insertAuditEvent(db: Queryable, row: AuditEventRow): Promi
     .execute()
 }
 
+/** Inserts many events in one statement (each names its openId): a bulk change records them so. */
+export async function insertAuditEvents(
+  db: Queryable,
+  rows: readonly AuditEventRow[],
+): Promise<void> {
+  if (rows.length === 0) return
+  await db.insertInto('audit_events').values(rows).execute()
+}
+
+/** For each of `openIds` with an event of `type`, the time of its latest one. */
+export async function latestEventTimes(
+  db: Queryable,
+  type: string,
+  openIds: readonly string[],
+): Promise<Map<string, number>> {
+  if (openIds.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('audit_events')
+    .select(['open_id', (eb) => eb.fn.max('at').as('at')])
+    .where('type', '=', type)
+    .where('open_id', 'in', openIds)
+    .groupBy('open_id')
+    .execute()
+  return new Map(rows.map((row) => [row.open_id ?? '', Number(row.at)]))
+}
+
 /** Where a reader stopped: events come in (at, id) order. */
 export interface AuditCursor {
   at: number

@@ -8,7 +8,7 @@ import { tryAcquireLease } from '../db/leases.js'
 import type { Database } from '../db/schema.js'
 import { createPeriodicJob, type PeriodicJob } from '../lib/periodic-job.js'
 import { newId } from '../lib/secrets.js'
-import { backupSqlite } from './sqlite-backup.js'
+import { backupSqliteOffThread } from './sqlite-backup.js'
 
 /** What a round did: the copy it wrote and the old ones it removed, or why it wrote none. */
 export type BackupRound =
@@ -88,7 +88,7 @@ export function createBackupSchedule(options: {
       if (PARTIAL_NAME.test(name)) rmSync(join(config.dir, name), { force: true })
     }
     const name = backupNameAt(now)
-    const { bytes } = await backupSqlite(sqlitePath, join(config.dir, name))
+    const { bytes } = await backupSqliteOffThread(sqlitePath, join(config.dir, name))
     const removed = listBackups(config.dir)
       .slice(config.keep)
       .map((old) => {

@@ -13,6 +13,7 @@ import {
   type Io,
 } from './command.js'
 import { accountCommands } from './accounts.js'
+import { importOriginal } from './import-original.js'
 import { backupCommands } from './backups.js'
 import { maintenanceCommands } from './maintenance.js'
 import { recordCommands } from './records.js'
@@ -24,6 +25,7 @@ const COMMANDS: readonly Command[] = [
   ...backupCommands,
   ...accountCommands,
   ...recordCommands,
+  importOriginal,
 ]
 
 function overview(): string {

@@ -202,3 +202,60 @@ export async function findSessionOfUser(
     .executeTakeFirst()
   return row === undefined ? null : rowToSession(row)
 }
+
+/** A session as the import from the original server compares it: its key's hash and expiry. */
+export interface SessionVersion {
+  id: string
+  userId: string
+  keyHash: string
+  expiresAt: number
+}
+
+/** The sessions of these users (one each at most). */
+export async function findSessionVersions(
+  db: Queryable,
+  userIds: readonly string[],
+): Promise<SessionVersion[]> {
+  if (userIds.length === 0) return []
+  const rows = await db
+    .selectFrom('sessions')
+    .select(['id', 'user_id', 'key_hash', 'expires_at'])
+    .where('user_id', 'in', userIds)
+    .execute()
+  return rows.map((row) => ({
+    id: row.id,
+    userId: row.user_id,
+    keyHash: row.key_hash,
+    expiresAt: row.expires_at,
+  }))
+}
+
+/**
+ * Installs the sessions of users that have none (users this transaction created), in one
+ * statement. `createdAt` is also when the expiry was last written, so the first use extends it.
+ */
+export async function insertSessions(
+  db: Queryable,
+  sessions: readonly {
+    id: string
+    userId: string
+    keyHash: string
+    createdAt: number
+    expiresAt: number
+  }[],
+): Promise<void> {
+  if (sessions.length === 0) return
+  await db
+    .insertInto('sessions')
+    .values(
+      sessions.map((session) => ({
+        id: session.id,
+        user_id: session.userId,
+        key_hash: session.keyHash,
+        created_at: session.createdAt,
+        expires_at: session.expiresAt,
+        touched_at: session.createdAt,
+      })),
+    )
+    .execute()
+}

@@ -266,3 +266,61 @@ export async function findUserByOpenId(db: Queryable, openId: string): Promise<U
     .executeTakeFirst()
   return row ?? null
 }
+
+/** What the import from the original server needs to know of users it may already hold. */
+export interface UserVersion {
+  id: string
+  openId: string
+  /** When campusgate last wrote the user: later than that, the original's key is the newer one. */
+  updatedAt: number
+}
+
+/** The users among `openIds` that exist, each with when campusgate last wrote it. */
+export async function findUserVersions(
+  db: Queryable,
+  openIds: readonly string[],
+): Promise<UserVersion[]> {
+  if (openIds.length === 0) return []
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'open_id', 'updated_at'])
+    .where('open_id', 'in', openIds)
+    .execute()
+  return rows.map((row) => ({ id: row.id, openId: row.open_id, updatedAt: row.updated_at }))
+}
+
+/**
+ * Creates the users that do not exist yet, in one statement; a user that does (a registration
+ * that got there first) is left exactly as it is. The users this call created, as `{ id, openId }`.
+ */
+export async function insertUsersIfAbsent(
+  db: Queryable,
+  users: readonly { id: string; openId: string; messengerSessionKey: string }[],
+  now: number,
+): Promise<{ id: string; openId: string }[]> {
+  if (users.length === 0) return []
+  const rows = await db
+    .insertInto('users')
+    .values(
+      users.map((user) => ({
+        id: user.id,
+        open_id: user.openId,
+        union_id: null,
+        messenger_session_key: user.messengerSessionKey,
+        university_token: null,
+        university_linked_at: null,
+        university_issuer: null,
+        university_subject: null,
+        university_email: null,
+        university_name: null,
+        university_is_student: null,
+        university_binding: null,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .onConflict((oc) => oc.column('open_id').doNothing())
+    .returning(['id', 'open_id'])
+    .execute()
+  return rows.map((row) => ({ id: row.id, openId: row.open_id }))
+}

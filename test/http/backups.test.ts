@@ -176,6 +176,9 @@ if (TEST_DIALECT === 'sqlite') {
       new SQLite(stranger).exec('CREATE TABLE notes (body TEXT)')
 
       const before = sha256(database)
+      const usage = await campusgate(env, 'restore')
+      assert.equal(usage.code, 2, 'no PATH: a wrong command line')
+      assert.match(usage.stderr, /PATH is required/)
       for (const bad of [corrupted, truncated, stranger, join(dir, 'missing.db')]) {
         const refused = await campusgate(env, 'restore', bad)
         assert.equal(refused.code, 1, `${bad}: ${refused.stdout}`)

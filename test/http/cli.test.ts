@@ -44,6 +44,7 @@ const COMMANDS = [
   'outbox list',
   'outbox retry',
   'audit tail',
+  'import-original',
 ]
 
 describe('the campusgate command', () => {
