@@ -55,6 +55,7 @@ describe('precompiled queries and statement caches', () => {
       id: 's1',
       userId: 'u1',
       openId: 'o1',
+      createdAt: 1_000,
       expiresAt: 5_000,
       touchedAt: 1_000,
       universityLinked: false,

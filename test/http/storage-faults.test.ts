@@ -213,9 +213,12 @@ if (TEST_DIALECT === 'sqlite') {
     let stack: Stack | undefined
     let admin: pg.Client | undefined
     const tablespace = `cg_small_${process.pid}`
+    const schema = `cg_test_${process.pid}_small`
     after(async () => {
       await stack?.close().catch(() => undefined)
       if (admin !== undefined) {
+        // A tablespace is dropped only once nothing is in it.
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined)
         await admin.query(`DROP TABLE IF EXISTS ${tablespace}_filler`).catch(() => undefined)
         await admin.query(`DROP TABLESPACE IF EXISTS ${tablespace}`).catch(() => undefined)
         await admin.end()
@@ -230,7 +233,6 @@ if (TEST_DIALECT === 'sqlite') {
       await admin.query(`CREATE TABLESPACE ${tablespace} LOCATION '${disk.dir}'`)
       // The service's tables (and their indexes) are created in the small tablespace.
       const server = new URL(process.env.DATABASE_URL!)
-      const schema = `cg_test_${process.pid}_small`
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
       await admin.query(`CREATE SCHEMA ${schema}`)
       server.searchParams.set(
