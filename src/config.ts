@@ -71,6 +71,8 @@ export interface Config {
   readonly sandbox: SandboxConfig
   readonly sessionTtlMs: number
   readonly sessionTouchIntervalMs: number
+  /** SESSION_MAX_AGE: a session ends this long after its registration however it is used; null: never. */
+  readonly sessionMaxAgeMs: number | null
   readonly registrationCodeTtlMs: number
   /** `false`, a hop count, or the proxies' addresses / CIDRs; never "trust everyone". */
   readonly trustProxy: false | number | string[]
@@ -484,6 +486,9 @@ export function loadConfig(env: Env): Config {
     duration(env, 'SESSION_TOUCH_INTERVAL', '60s', '1d'),
     Math.floor(sessionTtlMs / 10),
   )
+  const sessionMaxAge = read(env, 'SESSION_MAX_AGE')
+  const sessionMaxAgeMs =
+    sessionMaxAge === undefined ? null : duration(env, 'SESSION_MAX_AGE', sessionMaxAge, '3650d')
 
   const keys = encryptionKeys(env)
   const logLevel = read(env, 'LOG_LEVEL') ?? 'info'
@@ -540,6 +545,7 @@ export function loadConfig(env: Env): Config {
     sandbox: Object.freeze(sandbox),
     sessionTtlMs,
     sessionTouchIntervalMs,
+    sessionMaxAgeMs,
     registrationCodeTtlMs: duration(env, 'REGISTRATION_CODE_TTL', '30m', '7d'),
     trustProxy: trustProxy(env),
     logLevel,

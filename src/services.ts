@@ -144,6 +144,7 @@ export function createServices(deps: ServicesDeps): Services {
     discardMail,
     ttlMs: config.sessionTtlMs,
     touchIntervalMs: config.sessionTouchIntervalMs,
+    maxAgeMs: config.sessionMaxAgeMs,
     linkMaxAgeMs: config.university.linkMaxAgeMs,
     audit,
     events,

@@ -78,7 +78,9 @@ export function startupSummary(config: Config, listeningOn: string): string {
     [
       'sessions',
       `TTL ${duration(config.sessionTtlMs)}, written back every ` +
-        `${duration(config.sessionTouchIntervalMs)}; codes ${duration(config.registrationCodeTtlMs)}`,
+        `${duration(config.sessionTouchIntervalMs)}` +
+        (config.sessionMaxAgeMs === null ? '' : `, at most ${duration(config.sessionMaxAgeMs)}`) +
+        `; codes ${duration(config.registrationCodeTtlMs)}`,
     ],
     ['metrics', `/metrics, ${config.metricsToken === null ? 'open' : 'bearer token required'}`],
     ['log level', config.logLevel],

@@ -102,6 +102,8 @@ export interface SessionsOptions {
   discardMail: (mailIds: readonly string[]) => Promise<void>
   ttlMs: number
   touchIntervalMs: number
+  /** SESSION_MAX_AGE: a session ends this long after its registration however it is used; null: never. */
+  maxAgeMs?: number | null
   /** UNIVERSITY_LINK_MAX_AGE: an older university link no longer counts; null: links never lapse. */
   linkMaxAgeMs?: number | null
   audit: Audit
@@ -112,6 +114,12 @@ export interface SessionsOptions {
 export function createSessions(options: SessionsOptions): Sessions {
   const { db, clock, cipher, discardMail, ttlMs, touchIntervalMs, audit, events } = options
   const linkMaxAgeMs = options.linkMaxAgeMs ?? null
+  const maxAgeMs = options.maxAgeMs ?? null
+
+  /** SPEC "Sessions": the absolute end of a session registered at `createdAt` (SESSION_MAX_AGE). */
+  function absoluteEnd(createdAt: number): number {
+    return maxAgeMs === null ? Number.POSITIVE_INFINITY : createdAt + maxAgeMs
+  }
   const reader = options.reader ?? null
 
   async function end(
@@ -152,7 +160,7 @@ export function createSessions(options: SessionsOptions): Sessions {
     async register(identity, origin) {
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
-      const expiresAt = now + ttlMs
+      const expiresAt = Math.min(now + ttlMs, absoluteEnd(now))
       await inTransaction(db, async (trx) => {
         const { userId, created } = await registerUser(
           trx,
@@ -182,16 +190,20 @@ export function createSessions(options: SessionsOptions): Sessions {
       const record = await findSessionByKeyHash(db, hashSecret(sessionKey), reader)
       if (record === null) return null
       const now = clock.now().getTime()
-      if (record.expiresAt <= now) {
+      const absoluteEndAt = absoluteEnd(record.createdAt)
+      // Past SESSION_MAX_AGE it ends as by expiry, however recently it was used.
+      if (record.expiresAt <= now || absoluteEndAt <= now) {
         await end(record.id, SYSTEM, 'expiry')
         return null
       }
-      let expiresAt = record.expiresAt
-      // Sliding validity, written back at most once per touch interval so reads stay reads.
-      if (now - record.touchedAt >= touchIntervalMs) {
+      let expiresAt = Math.min(record.expiresAt, absoluteEndAt)
+      const extended = Math.min(now + ttlMs, absoluteEndAt)
+      // Sliding validity, written back at most once per touch interval so reads stay reads, and
+      // never past SESSION_MAX_AGE (then there is nothing left to extend).
+      if (now - record.touchedAt >= touchIntervalMs && extended > record.expiresAt) {
         try {
-          await touchSession(db, record.id, now + ttlMs, now)
-          expiresAt = now + ttlMs
+          await touchSession(db, record.id, extended, now)
+          expiresAt = extended
         } catch (error) {
           // A database that cannot take a write (a full disk) still answers the key check: the
           // session keeps its expiry and is touched on a later request.
@@ -204,8 +216,9 @@ export function createSessions(options: SessionsOptions): Sessions {
     async sessionOfUser(userId) {
       const record = await findSessionOfUser(db, userId)
       const now = clock.now().getTime()
-      if (record === null || record.expiresAt <= now) return null
-      return sessionOf(record, now, record.expiresAt)
+      if (record === null) return null
+      const expiresAt = Math.min(record.expiresAt, absoluteEnd(record.createdAt))
+      return expiresAt <= now ? null : sessionOf(record, now, expiresAt)
     },
 
     logout(sessionId, origin) {
@@ -247,7 +260,13 @@ export function createSessions(options: SessionsOptions): Sessions {
     },
 
     async endExpired(limit) {
-      const ids = await findExpiredSessionIds(db, clock.now().getTime(), limit)
+      const now = clock.now().getTime()
+      const ids = await findExpiredSessionIds(
+        db,
+        now,
+        maxAgeMs === null ? null : now - maxAgeMs,
+        limit,
+      )
       let ended = 0
       for (const id of ids) if (await end(id, SYSTEM, 'expiry')) ended += 1
       return ended

@@ -161,16 +161,24 @@ export async function deleteSession(db: Queryable, sessionId: string): Promise<s
   return row?.user_id ?? null
 }
 
-/** Ids of sessions whose expiry has passed, oldest first. */
+/**
+ * Ids of sessions whose expiry has passed, or (SESSION_MAX_AGE) that were registered at or before
+ * `createdBefore`, oldest expiry first.
+ */
 export async function findExpiredSessionIds(
   db: Queryable,
   now: number,
+  createdBefore: number | null,
   limit: number,
 ): Promise<string[]> {
   const rows = await db
     .selectFrom('sessions')
     .select('id')
-    .where('expires_at', '<=', now)
+    .where((eb) =>
+      createdBefore === null
+        ? eb('expires_at', '<=', now)
+        : eb.or([eb('expires_at', '<=', now), eb('created_at', '<=', createdBefore)]),
+    )
     .orderBy('expires_at')
     .limit(limit)
     .execute()

@@ -114,6 +114,9 @@ describe('loadConfig', () => {
   for (const [env, variable] of [
     [{ PORT: 'eighty' }, 'PORT'],
     [{ SESSION_TTL: 'forever' }, 'SESSION_TTL'],
+    [{ SESSION_MAX_AGE: 'forever' }, 'SESSION_MAX_AGE'],
+    [{ SESSION_MAX_AGE: '0s' }, 'SESSION_MAX_AGE'],
+    [{ SESSION_MAX_AGE: '3651d' }, 'SESSION_MAX_AGE'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/a' }, 'UNIVERSITY_TOKEN_URL'],
     [{ UNIVERSITY_CALLBACK_BINDING: 'ip' }, 'UNIVERSITY_CALLBACK_BINDING'],
@@ -186,6 +189,11 @@ describe('loadConfig', () => {
       )
     })
   }
+
+  it('reads SESSION_MAX_AGE as a duration; unset, sessions have no absolute end', () => {
+    assert.equal(loadConfig({}).sessionMaxAgeMs, null)
+    assert.equal(loadConfig({ SESSION_MAX_AGE: '180d' }).sessionMaxAgeMs, 180 * 86_400_000)
+  })
 
   it('defaults the university identity settings as SPEC says', () => {
     const { university, mailLimits } = loadConfig({})
