@@ -132,7 +132,12 @@ export function undocumentedAnswer(
   if (method === 'HEAD' && answer.hasBody) return `${seen} with a body`
   const operation = document.paths?.[path]?.[method === 'HEAD' ? 'get' : method.toLowerCase()]
   if (operation !== undefined) {
-    const response = operation.responses?.[String(status)]
+    const listed = operation.responses?.[String(status)] as { $ref?: unknown } | undefined
+    // A shared response is listed by reference to components.responses.
+    const response =
+      typeof listed?.$ref === 'string'
+        ? document.components?.responses?.[listed.$ref.replace('#/components/responses/', '')]
+        : listed
     if (response === undefined) return `${seen}: not a status it documents`
     if (status < 400 || method === 'HEAD') return null
     return code !== undefined && codesOf(response).includes(code)
