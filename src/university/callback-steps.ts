@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { linkUniversityAccount } from '../accounts/lifecycle.js'
-import { fromRequest, type Audit } from '../audit/audit.js'
+import { fromRequest, type Audit, type AuditEvent } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { IdentityBinding } from '../config.js'
-import type { Database } from '../db/schema.js'
+import type { AttemptStatus, Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { Events } from '../events/emitter.js'
 import type { Cipher } from '../lib/encryption.js'
@@ -59,14 +59,31 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
     return ignored
   }
 
+  /**
+   * Moves the attempt from `from` to `to` and records its audit event in one transaction: the
+   * trail never tells of a denial or failure that did not happen, nor misses one that did. False
+   * when another delivery moved the attempt first (nothing written).
+   */
+  function settle(
+    attemptId: string,
+    from: AttemptStatus,
+    to: AttemptStatus,
+    event: AuditEvent,
+  ): Promise<boolean> {
+    return inTransaction(db, async (trx) => {
+      if (!(await transitionAttempt(trx, attemptId, from, to, clock.now().getTime()))) return false
+      await options.audit.record(trx, event)
+      return true
+    })
+  }
+
   async function fail(
     attempt: { id: string; user_id: string },
     reason: string,
     boundToBrowser: boolean,
     input: CallbackInput,
   ) {
-    await transitionAttempt(db, attempt.id, 'exchanging', 'failed', clock.now().getTime())
-    await options.audit.record(db, {
+    await settle(attempt.id, 'exchanging', 'failed', {
       type: 'university-failed',
       origin: fromRequest(input.ip),
       userId: attempt.user_id,
@@ -159,20 +176,13 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
     if (input.error !== undefined || input.code === undefined || input.code === '') {
       const denied = userDeclined(input.error)
       const reason = describeProviderAnswer(input.error, input.errorDescription)
-      const won = await transitionAttempt(
-        db,
-        attempt.id,
-        'redirected',
-        denied ? 'denied' : 'failed',
-        now,
-      )
-      if (!won) return refuse('attempt already handled', input, attempt.user_id)
-      await options.audit.record(db, {
+      const won = await settle(attempt.id, 'redirected', denied ? 'denied' : 'failed', {
         type: denied ? 'university-denied' : 'university-failed',
         origin: fromRequest(input.ip),
         userId: attempt.user_id,
         ...(denied ? {} : { detail: { reason: reason.slice(0, 200) } }),
       })
+      if (!won) return refuse('attempt already handled', input, attempt.user_id)
       log[denied ? 'info' : 'warn'](
         {
           event: denied ? 'university-link-denied' : 'university-link-failed',
@@ -195,5 +205,5 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
     return finish(attempt, outcome.tokens.accessToken, outcome.identity, input, true)
   }
 
-  return { refuse, fail, finish, handleOidcCallback }
+  return { refuse, settle, fail, finish, handleOidcCallback }
 }

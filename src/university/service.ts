@@ -113,7 +113,7 @@ export function authorizeLocation(authorizeUrl: string, clientId: string, openId
 export function createUniversity(options: UniversityOptions): University {
   const { db, clock, client, log, cipher } = options
   const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
-  const { refuse, fail, finish, handleOidcCallback } = createCallbackSteps(options)
+  const { refuse, settle, fail, finish, handleOidcCallback } = createCallbackSteps(options)
 
   /** Where the link sends the browser: the seed's URL, or the OIDC authorization request. */
   async function locationFor(openId: string, attemptCookie: string): Promise<string> {
@@ -235,13 +235,12 @@ export function createUniversity(options: UniversityOptions): University {
     const boundToBrowser = cookieHash !== null
 
     if (denial || input.code === undefined) {
-      const won = await transitionAttempt(db, attempt.id, 'redirected', 'denied', now)
-      if (!won) return refuse('attempt already handled', input, attempt.user_id)
-      await options.audit.record(db, {
+      const won = await settle(attempt.id, 'redirected', 'denied', {
         type: 'university-denied',
         origin: fromRequest(input.ip),
         userId: attempt.user_id,
       })
+      if (!won) return refuse('attempt already handled', input, attempt.user_id)
       log.info(
         { event: 'university-link-denied', attemptId: attempt.id },
         'user denied authorization',

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
+import {
+  attemptStatusesOf,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  decideAtProvider,
+  followCallback,
+  openLink,
+  registerMessenger,
+  requestConfirmationLink,
+  startStack,
+  type Stack,
+} from '../helpers/stack.js'
+
+/**
+ * A denied or failed tier-2 callback and its audit event are one change: the attempt's state and
+ * the trail agree, and when the event cannot be written the attempt does not move either.
+ */
+describe('the tier-2 callback writes its outcome and its audit event in one transaction', () => {
+  let stack: Stack
+  before(async () => {
+    stack = await startStack()
+  })
+  after(() => stack.close())
+
+  const db = () => stack.service.db.kysely
+
+  /** The database itself refuses audit events of `type` (a trigger), as a failing write would. */
+  async function refuseAuditEvents(type: string): Promise<void> {
+    if (stack.service.db.dialect === 'sqlite') {
+      await sql
+        .raw(
+          `CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_events WHEN NEW.type = '${type}' ` +
+            `BEGIN SELECT RAISE(ABORT, 'audit refused'); END`,
+        )
+        .execute(db())
+    } else {
+      await sql
+        .raw(
+          `CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` +
+            `IF NEW.type = '${type}' THEN RAISE EXCEPTION 'audit refused'; END IF; RETURN NEW; END $$`,
+        )
+        .execute(db())
+      await sql
+        .raw(
+          'CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_events ' +
+            'FOR EACH ROW EXECUTE FUNCTION refuse_audit()',
+        )
+        .execute(db())
+    }
+  }
+
+  async function acceptAuditEvents(): Promise<void> {
+    if (stack.service.db.dialect === 'sqlite') {
+      await sql.raw('DROP TRIGGER refuse_audit').execute(db())
+    } else {
+      await sql.raw('DROP TRIGGER refuse_audit ON audit_events').execute(db())
+      await sql.raw('DROP FUNCTION refuse_audit()').execute(db())
+    }
+  }
+
+  async function eventsOf(openId: string, type: string): Promise<number> {
+    const rows = await db()
+      .selectFrom('audit_events')
+      .innerJoin('users', 'users.id', 'audit_events.user_id')
+      .select('audit_events.id')
+      .where('users.open_id', '=', openId)
+      .where('audit_events.type', '=', type as never)
+      .execute()
+    return rows.length
+  }
+
+  async function userInBrowser() {
+    const user = await registerMessenger(stack)
+    const link = await requestConfirmationLink(stack, user.sessionKey, 'student@example.edu')
+    const opened = await openLink(link)
+    assert.equal(opened.status, 301)
+    return { ...user, cookie: opened.cookie }
+  }
+
+  it('a denial whose audit event cannot be written leaves the attempt as it was; once it can, both are written', async () => {
+    const user = await userInBrowser()
+    const callback = await decideAtProvider(stack, user.openId, 'deny')
+    await refuseAuditEvents('university-denied')
+    try {
+      const refused = await followCallback(callback, user.cookie)
+      assert.equal(refused.status, 200, 'the callback answers 200 in every case')
+      assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['redirected'])
+      assert.equal(await eventsOf(user.openId, 'university-denied'), 0)
+    } finally {
+      await acceptAuditEvents()
+    }
+    const denied = await followCallback(callback, user.cookie)
+    assert.match(denied.text, /declined/)
+    assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['denied'])
+    assert.equal(await eventsOf(user.openId, 'university-denied'), 1)
+  })
+
+  it('a failed token exchange whose audit event cannot be written is not marked failed', async () => {
+    const user = await userInBrowser()
+    const callback = await decideAtProvider(stack, user.openId, 'allow')
+    // Someone else spends the provider's code first: the exchange fails.
+    const spent = new URL(`${stack.providersUrl}/_sandbox/university/token`)
+    spent.search = new URLSearchParams({
+      code: new URL(callback).searchParams.get('code')!,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    }).toString()
+    assert.equal((await fetch(spent)).status, 200)
+    await refuseAuditEvents('university-failed')
+    try {
+      assert.equal((await followCallback(callback, user.cookie)).status, 200)
+      // Claimed for the exchange, never marked failed without its event; it expires unfinished.
+      assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['exchanging'])
+      assert.equal(await eventsOf(user.openId, 'university-failed'), 0)
+    } finally {
+      await acceptAuditEvents()
+    }
+  })
+
+  it('a failed token exchange: the attempt is failed and the trail says so, once each', async () => {
+    const user = await userInBrowser()
+    const callback = await decideAtProvider(stack, user.openId, 'allow')
+    const spent = new URL(`${stack.providersUrl}/_sandbox/university/token`)
+    spent.search = new URLSearchParams({
+      code: new URL(callback).searchParams.get('code')!,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    }).toString()
+    assert.equal((await fetch(spent)).status, 200)
+    assert.match((await followCallback(callback, user.cookie)).text, /Linking failed/)
+    assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['failed'])
+    assert.equal(await eventsOf(user.openId, 'university-failed'), 1)
+  })
+})
