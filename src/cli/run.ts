@@ -15,6 +15,7 @@ import {
 import { accountCommands } from './accounts.js'
 import { importOriginal } from './import-original.js'
 import { backupCommands } from './backups.js'
+import { eventCommands } from './events.js'
 import { maintenanceCommands } from './maintenance.js'
 import { recordCommands } from './records.js'
 import { serve } from './serve.js'
@@ -25,6 +26,7 @@ const COMMANDS: readonly Command[] = [
   ...backupCommands,
   ...accountCommands,
   ...recordCommands,
+  ...eventCommands,
   importOriginal,
 ]
 

@@ -1,8 +1,14 @@
-import swagger from '@fastify/swagger'
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { webhooksDocument } from '../events/openapi.js'
 import { BODY_LIMIT_BYTES, MEDIA_TYPE } from './media-type.js'
 import { errorResponse, errorResponses, jsonResponse } from './schemas.js'
+
+type Webhooks = Extract<
+  NonNullable<FastifyDynamicSwaggerOptions['openapi']>,
+  { webhooks?: unknown }
+>['webhooks']
 
 /**
  * Builds the OpenAPI 3.1 document from the route schemas; register before any route.
@@ -25,6 +31,8 @@ export const openapi = fp(
           license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
         servers: [{ url: options.publicBaseUrl }],
+        // What campusgate sends to WEBHOOK_URL (SPEC.md, "Lifecycle events (webhooks)").
+        webhooks: webhooksDocument() as Webhooks,
         components: {
           responses: {
             // Answered for any method and path that no operation has.

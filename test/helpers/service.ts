@@ -27,6 +27,8 @@ export interface ServiceOptions {
   tweak?: (config: Config) => Config
   /** Adds routes before the server starts, as the app's other features do. */
   extend?: (app: FastifyInstance) => void
+  /** The service's clock (default: a TestClock at 2026-01-01). */
+  clock?: TestClock
 }
 
 /**
@@ -49,7 +51,7 @@ export async function startService(
   const config = options.tweak ? options.tweak(loaded) : loaded
   const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
   await migrateToLatest(db)
-  const clock = new TestClock()
+  const clock = options.clock ?? new TestClock()
   const logStream = new PassThrough()
   let logText = ''
   logStream.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')))

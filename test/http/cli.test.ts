@@ -44,6 +44,9 @@ const COMMANDS = [
   'outbox list',
   'outbox retry',
   'audit tail',
+  'events list',
+  'events retry',
+  'events replay',
   'import-original',
 ]
 
@@ -84,7 +87,7 @@ describe('the campusgate command', () => {
 
   it('prints the usage of every group of subcommands for --help (exit 0), and with it when the subcommand is missing (exit 2)', () => {
     const groups = [...new Set(COMMANDS.filter((c) => c.includes(' ')).map((c) => c.split(' ')[0]))]
-    assert.deepEqual(groups, ['sessions', 'users', 'outbox', 'audit'])
+    assert.deepEqual(groups, ['sessions', 'users', 'outbox', 'audit', 'events'])
     for (const group of groups) {
       const members = COMMANDS.filter((c) => c.startsWith(`${group} `))
       for (const flag of ['--help', '-h']) {
@@ -110,6 +113,8 @@ describe('the campusgate command', () => {
   it('exits 2 on a wrong command line, 1 on a bad configuration, 3 for an unknown user', () => {
     assert.equal(campusgate(env, 'frobnicate').code, 2)
     assert.equal(campusgate(env, 'users').code, 2)
+    assert.equal(campusgate(env, 'events', 'retry').code, 2)
+    assert.equal(campusgate(env, 'events', 'list', '--state', 'lost').code, 2)
     const missing = campusgate(env, 'users', 'show')
     assert.equal(missing.code, 2)
     assert.match(missing.stderr, /--open-id is required/)

@@ -1,9 +1,22 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { createHash } from 'node:crypto'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import { EVENT_TYPES } from '../../src/events/types.js'
 import { runCli } from '../../src/cli/run.js'
+import { SANDBOX_APP } from '../../src/sandbox/messenger.js'
+import { cipherFor } from '../../src/secrets-at-rest.js'
 import { call } from '../helpers/service.js'
 import {
+  CLIENT_SECRET,
+  codeOf,
+  decideAtProvider,
+  followCallback,
+  mintLoginCode,
+  openLink,
   registerMessenger,
+  requestConfirmationLink,
   registerUniversity,
   sessionOf,
   startStack,
@@ -188,5 +201,107 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
     assert.equal(events[0].type, 'session.ended')
     assert.equal(events[0].data.reason, 'expiry')
     assert.deepEqual(kinds(events), ['session.ended:expiry', 'university.unlinked:expiry'])
+  })
+
+  it('no byte delivered in a full flow carries a secret or the confirmation email', async () => {
+    const url = stack.service.url
+    const { cipher } = cipherFor(stack.service.config)
+    const secrets: string[] = [SANDBOX_APP.appSecret, CLIENT_SECRET, secret]
+    const login = await mintLoginCode(stack)
+    const register = async (code: string) => {
+      const answer = await call(`${url}/register/messenger`, {
+        method: 'POST',
+        json: { appId: SANDBOX_APP.appId, appSecret: SANDBOX_APP.appSecret, code },
+      })
+      assert.equal(answer.status, 200, answer.text)
+      return answer.body.sessionKey as string
+    }
+    const sessionKey = await register(login.code)
+    const user = await stack.service.db.kysely
+      .selectFrom('users')
+      .selectAll()
+      .where('open_id', '=', login.openId)
+      .executeTakeFirstOrThrow()
+    secrets.push(login.code, sessionKey, cipher.decrypt(user.messenger_session_key!))
+
+    const email = 'no-secrets-typed@example.edu'
+    const link = await requestConfirmationLink(stack, sessionKey, email)
+    const mail = stack.smtp.messages.find((m) => JSON.stringify(m.to).includes(email))!
+    secrets.push(link, codeOf(link), email)
+    const opened = await openLink(link)
+    secrets.push(opened.cookie.slice(opened.cookie.indexOf('=') + 1))
+    const callback = await decideAtProvider(stack, login.openId, 'allow')
+    secrets.push(new URL(callback).searchParams.get('code')!)
+    assert.equal((await followCallback(callback, opened.cookie)).status, 200)
+    const linked = await stack.service.db.kysely
+      .selectFrom('users')
+      .select('university_token')
+      .where('open_id', '=', login.openId)
+      .executeTakeFirstOrThrow()
+    secrets.push(cipher.decrypt(linked.university_token!))
+
+    const again = await mintLoginCode(stack, login.openId)
+    const rotated = await register(again.code)
+    secrets.push(again.code, rotated)
+    await call(`${url}/logout`, { method: 'POST', headers: { authorization: rotated } })
+    const last = await mintLoginCode(stack, login.openId)
+    const lastKey = await register(last.code)
+    secrets.push(last.code, lastKey)
+    await call(`${url}/user`, { method: 'DELETE', headers: { authorization: lastKey } })
+
+    const kinds = (await eventsOf(login.openId)).map((e) => e.type)
+    assert.deepEqual(kinds, [
+      'user.created',
+      'session.started',
+      'university.linked',
+      'session.ended',
+      'session.started',
+      'session.ended',
+      'university.unlinked',
+      'session.started',
+      'session.ended',
+      'user.erased',
+    ])
+    // Every byte every receiver got in this file: request heads and bodies.
+    const bytes = receiver.requests.map((r) => `${JSON.stringify(r.headers)}\n${r.body}`).join('\n')
+    assert.ok(bytes.includes(login.openId))
+    const mailText = typeof mail.text === 'string' ? mail.text : ''
+    for (const line of mailText.split('\n').filter((l) => l.trim().length >= 24)) {
+      assert.ok(!bytes.includes(line.trim()), `a line of the confirmation email was sent: ${line}`)
+    }
+    for (const value of secrets) {
+      assert.ok(value.length >= 16, `a weak stand-in for a secret: ${value.slice(0, 4)}…`)
+      const digest = createHash('sha256').update(value).digest()
+      for (const form of [
+        value,
+        encodeURIComponent(value),
+        digest.toString('hex'),
+        digest.toString('base64url'),
+      ]) {
+        assert.ok(!bytes.includes(form), `a secret was delivered: ${value.slice(0, 6)}…`)
+      }
+    }
+  })
+
+  it('the OpenAPI document describes every type under webhooks; every delivered event fits it', async () => {
+    const document = (await call(`${stack.service.url}/openapi.json`)).body as {
+      openapi: string
+      webhooks: Record<
+        string,
+        { post: { requestBody: { content: Record<string, { schema: object }> } } }
+      >
+    }
+    assert.equal(document.openapi, '3.1.0')
+    assert.deepEqual(Object.keys(document.webhooks).sort(), [...EVENT_TYPES].sort())
+    const ajv = new Ajv2020({ strict: false })
+    addFormats.default(ajv)
+    const delivered = receiver.delivered()
+    assert.deepEqual(new Set(delivered.map((event) => event.type)), new Set(EVENT_TYPES))
+    for (const { type, timestamp, data } of delivered) {
+      const event = { type, timestamp, data }
+      const schema =
+        document.webhooks[event.type].post.requestBody.content['application/json'].schema
+      assert.ok(ajv.validate(schema, event), `${event.type}: ${ajv.errorsText()}`)
+    }
   })
 })

@@ -388,3 +388,84 @@ describe('loadConfig: durations and numbers are bounded', () => {
     assert.equal(defaults.requestTimeoutMs, 30_000)
   })
 })
+
+describe('loadConfig: webhooks (WEBHOOK_URL, WEBHOOK_SECRET, WEBHOOK_RETRY_FOR)', () => {
+  const SECRET_A = `whsec_${Buffer.alloc(32, 3).toString('base64')}`
+  const SECRET_B = `whsec_${Buffer.alloc(24, 4).toString('base64')}`
+
+  it('is off by default, with three days of retries', () => {
+    const { webhook } = loadConfig({})
+    assert.deepEqual(webhook.endpoints, [])
+    assert.deepEqual(webhook.secrets, [])
+    assert.equal(webhook.retryForMs, 3 * 86_400_000)
+    assert.equal(webhook.tryTimeoutMs, 10_000)
+  })
+
+  it('reads comma lists of endpoints and secrets, and the retry window', () => {
+    const { webhook } = loadConfig({
+      WEBHOOK_URL: 'https://forum.example/hooks, http://127.0.0.1:8080/hooks',
+      WEBHOOK_SECRET: `${SECRET_A},${SECRET_B}`,
+      WEBHOOK_RETRY_FOR: '12h',
+    })
+    assert.deepEqual(webhook.endpoints, [
+      'https://forum.example/hooks',
+      'http://127.0.0.1:8080/hooks',
+    ])
+    assert.deepEqual(webhook.secrets, [SECRET_A, SECRET_B])
+    assert.equal(webhook.retryForMs, 12 * 3_600_000)
+  })
+
+  it('refuses WEBHOOK_URL without WEBHOOK_SECRET, naming WEBHOOK_SECRET', () => {
+    refuses({ WEBHOOK_URL: 'https://forum.example/hooks' }, 'WEBHOOK_SECRET')
+  })
+
+  it('refuses bad endpoints, naming WEBHOOK_URL', () => {
+    for (const url of [
+      'forum.example/hooks',
+      'ftp://forum.example/hooks',
+      'https://user:pass@forum.example/hooks',
+      'https://a.example/h,https://a.example/h',
+    ]) {
+      refuses({ WEBHOOK_URL: url, WEBHOOK_SECRET: SECRET_A }, 'WEBHOOK_URL')
+    }
+  })
+
+  it('refuses secrets that are not whsec_ and base64 of 24 to 64 bytes, without repeating them', () => {
+    for (const secret of [
+      'not-a-secret',
+      Buffer.alloc(32, 3).toString('base64'),
+      `whsec_${Buffer.alloc(16, 3).toString('base64')}`,
+      `whsec_${Buffer.alloc(65, 3).toString('base64')}`,
+      'whsec_!!!!',
+      `${SECRET_A},whsec_`,
+    ]) {
+      refuses(
+        { WEBHOOK_URL: 'https://forum.example/hooks', WEBHOOK_SECRET: secret },
+        'WEBHOOK_SECRET',
+      )
+      assert.throws(
+        () => loadConfig({ WEBHOOK_URL: 'https://f.example/h', WEBHOOK_SECRET: secret }),
+        (error: Error) => !error.message.includes(SECRET_A.slice(6)),
+      )
+    }
+  })
+
+  it('refuses a WEBHOOK_RETRY_FOR that is not a duration of at most 30 days', () => {
+    for (const value of ['forever', '31d', '0s']) {
+      refuses({ WEBHOOK_RETRY_FOR: value }, 'WEBHOOK_RETRY_FOR')
+    }
+  })
+
+  it('in production, wants https: endpoints unless on loopback', () => {
+    refuses(
+      { ...PRODUCTION, WEBHOOK_URL: 'http://forum.example/hooks', WEBHOOK_SECRET: SECRET_A },
+      'WEBHOOK_URL',
+    )
+    const { webhook } = loadConfig({
+      ...PRODUCTION,
+      WEBHOOK_URL: 'https://forum.example/hooks,http://localhost:9000/h,http://[::1]:9000/h',
+      WEBHOOK_SECRET: SECRET_A,
+    })
+    assert.equal(webhook.endpoints.length, 3)
+  })
+})
