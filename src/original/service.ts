@@ -110,7 +110,7 @@ export function createOriginalImport(deps: {
 
   return {
     async run(source, options) {
-      const batchSize = options.batchSize ?? 500
+      const batchSize = options.batchSize ?? 1000
       const report: ImportReport = {
         dryRun: options.dryRun,
         rows: 0,

@@ -117,10 +117,11 @@ describe('campusgate import-original', async () => {
   const original = probe
   let stack: Stack
   let env: Record<string, string>
+  let extraEnv: Record<string, string> = {}
 
   function campusgate(...args: string[]): Run {
     const run = spawnSync(process.execPath, [BIN, ...args], {
-      env: { PATH: process.env.PATH, ...env },
+      env: { PATH: process.env.PATH, ...env, ...extraEnv },
       encoding: 'utf8',
       timeout: 120_000,
     })
@@ -441,5 +442,39 @@ describe('campusgate import-original', async () => {
     assert.match(run.stderr, /^6014 of 6014 row\(s\) read \(100%\)$/m)
     const sample = many[4321]
     assert.equal((await sessionOf(stack, sample.key)).body.openId, sample.openId)
+  })
+
+  it('announces imported users to the webhooks as registered ones, without a key', async () => {
+    const newcomer = { openId: 'oNewcomer', key: originalKey(), lastUsed: now - DAY }
+    await insertRows(original.connection, [newcomer])
+    extraEnv = {
+      WEBHOOK_URL: 'http://127.0.0.1:9/hooks',
+      WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
+    }
+    try {
+      assert.equal(importOriginal().report.imported, 1)
+    } finally {
+      extraEnv = {}
+    }
+    const events = await stack.service.db.kysely
+      .selectFrom('webhook_events')
+      .innerJoin('users', 'users.id', 'webhook_events.user_id')
+      .select(['webhook_events.type', 'webhook_events.body'])
+      .where('users.open_id', '=', newcomer.openId)
+      .orderBy('webhook_events.seq')
+      .execute()
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['user.created', 'session.started'],
+    )
+    const started = JSON.parse(events[1].body) as { data: Record<string, unknown> }
+    assert.equal(started.data.openId, newcomer.openId)
+    assert.equal(
+      started.data.expiresAt,
+      new Date(Math.floor(newcomer.lastUsed / 1000) * 1000 + 30 * DAY).toISOString(),
+    )
+    for (const event of events) {
+      assert.ok(!event.body.includes(newcomer.key) && !event.body.includes(`wx-${newcomer.openId}`))
+    }
   })
 })
