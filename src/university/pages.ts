@@ -1,6 +1,6 @@
 import { escapeHtml, htmlPage } from '../lib/html.js'
 import { otherLocales, type Catalogue, type Locale } from '../lib/locale.js'
-import type { CallbackOutcome, CallbackResult } from './service.js'
+import type { CallbackOutcome, CallbackResult } from './callback.js'
 
 type Outcome = CallbackOutcome | 'neutral'
 interface Message {

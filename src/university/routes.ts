@@ -12,7 +12,8 @@ import {
   protocolEdgeResponses,
 } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
-import type { CallbackResult, University } from './service.js'
+import { IGNORED } from './callback.js'
+import type { University } from './service.js'
 
 export interface UniversityRoutesOptions {
   university: University
@@ -28,9 +29,6 @@ const NO_CACHE = {
 } as const
 
 const optionalString = { type: 'string' } as const
-
-/** The callback's neutral result, for a request it does not act on. */
-const NOTHING_DONE: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
 
 async function noCache(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
   reply.headers(NO_CACHE)
@@ -188,7 +186,7 @@ export async function universityRoutes(
     async (request, reply) => {
       const query = request.query
       const result = request.overRateLimit
-        ? NOTHING_DONE
+        ? IGNORED
         : await university.handleCallback({
             clientId: stringOrUndefined(query.client_id),
             clientSecret: stringOrUndefined(query.client_secret),

@@ -1,7 +1,6 @@
-import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import { fromRequest, type Audit } from '../audit/audit.js'
+import type { Audit } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import { sealMail } from '../mail/sealed.js'
@@ -10,49 +9,18 @@ import type { Database } from '../db/schema.js'
 import type { Events } from '../events/emitter.js'
 import { inTransaction } from '../db/transaction.js'
 import { AppError } from '../errors.js'
-import {
-  generateSecret,
-  hashSecret,
-  MAX_SECRET_LENGTH,
-  newId,
-  secretsEqual,
-} from '../lib/secrets.js'
+import { generateSecret, hashSecret, MAX_SECRET_LENGTH, newId } from '../lib/secrets.js'
 import type { UniversityClient } from './client.js'
 import { confirmationEmail } from './confirmation-email.js'
 import { issueRegistrationCode } from '../accounts/lifecycle.js'
 import type { MailLimits } from '../mail/caps.js'
 import { emailDomainAllowed } from './email-domains.js'
 import { attemptSecrets, ProviderUnavailableError, type OidcClient } from './oidc-client.js'
-import { createCallbackSteps } from './callback-steps.js'
-import { findLiveCode, findOpenAttempt, insertAttempt, transitionAttempt } from './store.js'
+import { createCallback, type CallbackInput, type CallbackResult } from './callback.js'
+
+export type { CallbackInput, CallbackOutcome, CallbackResult } from './callback.js'
+import { findLiveCode, insertAttempt } from './store.js'
 import { DEFAULT_LOCALE, type Locale } from '../lib/locale.js'
-
-/** `taken`: the university account is already linked to another messenger user. */
-export type CallbackOutcome = 'linked' | 'denied' | 'failed' | 'taken' | 'ignored'
-
-export interface CallbackInput {
-  clientId?: string
-  clientSecret?: string
-  state?: string
-  code?: string
-  result?: string
-  /** OpenID Connect: the issuer (RFC 9207) and an error such as `access_denied`. */
-  iss?: string
-  error?: string
-  errorDescription?: string
-  /** The attempt cookie the browser brought, if any. */
-  attemptCookie: string | null
-  /** The caller's address (after TRUST_PROXY). */
-  ip: string
-}
-
-export interface CallbackResult {
-  outcome: CallbackOutcome
-  /** True only when the request carried the cookie of the attempt it acted on. */
-  boundToBrowser: boolean
-  /** The university account the round trip signed in as (linked or taken), for the page. */
-  account?: { name?: string; email?: string }
-}
 
 export interface LinkOpened {
   location: string
@@ -111,9 +79,8 @@ export function authorizeLocation(authorizeUrl: string, clientId: string, openId
 }
 
 export function createUniversity(options: UniversityOptions): University {
-  const { db, clock, client, log, cipher } = options
-  const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
-  const { refuse, settle, fail, finish, handleOidcCallback } = createCallbackSteps(options)
+  const { db, clock, log, cipher } = options
+  const callback = createCallback(options)
 
   /** Where the link sends the browser: the seed's URL, or the OIDC authorization request. */
   async function locationFor(openId: string, attemptCookie: string): Promise<string> {
@@ -187,76 +154,6 @@ export function createUniversity(options: UniversityOptions): University {
       }
     },
 
-    async handleCallback(input) {
-      try {
-        return await handleCallback(input)
-      } catch (error) {
-        // The seed answers the callback 200 in every case, a database outage included: the
-        // provider learns nothing, the attempt stays unfinished until it expires.
-        log.error({ err: error, event: 'university-callback-failed' }, 'university callback failed')
-        return { outcome: 'ignored', boundToBrowser: false }
-      }
-    },
-  }
-
-  async function handleCallback(input: CallbackInput): Promise<CallbackResult> {
-    if (options.oidc !== null) return handleOidcCallback(input, options.oidc)
-    if (input.clientId === undefined || !secretsEqual(input.clientId, options.clientId)) {
-      return refuse('client_id does not match', input)
-    }
-    if (
-      input.clientSecret !== undefined &&
-      !secretsEqual(input.clientSecret, options.clientSecret)
-    ) {
-      return refuse('client_secret does not match', input)
-    }
-    if (input.state === undefined || input.state === '' || input.state.length > MAX_SECRET_LENGTH) {
-      return refuse('state missing or malformed', input)
-    }
-    const denial = input.result === 'denied' || input.code === undefined || input.code === ''
-    // Without the cookie, only the provider's own secret tells its call from a forged one that
-    // carries a code obtained elsewhere; a denial links nothing, so it may come without it.
-    if (options.callbackBinding === 'none' && !denial && input.clientSecret === undefined) {
-      return refuse('client_secret required with UNIVERSITY_CALLBACK_BINDING=none', input)
-    }
-    let cookieHash: string | null = null
-    if (options.callbackBinding === 'cookie') {
-      if (input.attemptCookie === null || input.attemptCookie.length > MAX_SECRET_LENGTH) {
-        return refuse('no attempt cookie', input)
-      }
-      cookieHash = hashSecret(input.attemptCookie)
-    } else if (!callerAllowed(input.ip, 0)) {
-      return refuse('caller not in UNIVERSITY_CALLBACK_ALLOWED_IPS', input)
-    }
-
-    const now = clock.now().getTime()
-    const attempt = await findOpenAttempt(db, input.state, cookieHash, now)
-    if (attempt === null) return refuse('no attempt in progress for this browser', input)
-    const boundToBrowser = cookieHash !== null
-
-    if (denial || input.code === undefined) {
-      const won = await settle(attempt.id, 'redirected', 'denied', {
-        type: 'university-denied',
-        origin: fromRequest(input.ip),
-        userId: attempt.user_id,
-      })
-      if (!won) return refuse('attempt already handled', input, attempt.user_id)
-      log.info(
-        { event: 'university-link-denied', attemptId: attempt.id },
-        'user denied authorization',
-      )
-      return { outcome: 'denied', boundToBrowser }
-    }
-
-    // Claim before the exchange: of two deliveries of one callback, only one proceeds.
-    if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
-      return refuse('attempt already handled', input, attempt.user_id)
-    }
-    const exchange = await client.exchangeCode(input.code, input.state)
-    if (!exchange.ok) return fail(attempt, exchange.reason, boundToBrowser, input)
-    // UNIVERSITY_USERINFO_URL names the member; without it the link records no identity.
-    const user = await client.fetchUser(exchange.token)
-    if (user !== null && !user.ok) return fail(attempt, user.reason, boundToBrowser, input)
-    return finish(attempt, exchange.token, user?.identity ?? null, input, boundToBrowser)
+    handleCallback: (input) => callback.handle(input),
   }
 }

@@ -1,20 +1,53 @@
+import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { linkUniversityAccount } from '../accounts/lifecycle.js'
 import { fromRequest, type Audit, type AuditEvent } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
-import type { IdentityBinding } from '../config.js'
+import type { CallbackBinding, IdentityBinding } from '../config.js'
 import type { AttemptStatus, Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { Events } from '../events/emitter.js'
 import type { Cipher } from '../lib/encryption.js'
-import { hashSecret, MAX_SECRET_LENGTH } from '../lib/secrets.js'
+import { hashSecret, MAX_SECRET_LENGTH, secretsEqual } from '../lib/secrets.js'
+import type { UniversityClient } from './client.js'
 import { attemptSecrets, type OidcClient, type UniversityIdentity } from './oidc-client.js'
 import { describeProviderAnswer, userDeclined } from './oidc-failure.js'
-import type { CallbackInput, CallbackResult } from './service.js'
 import { findOpenAttempt, transitionAttempt } from './store.js'
 
-export interface CallbackStepsOptions {
+// The tier-2 callback, both protocols: its types, the checks they share, the one neutral answer.
+
+/** `taken`: the university account is already linked to another messenger user. */
+export type CallbackOutcome = 'linked' | 'denied' | 'failed' | 'taken' | 'ignored'
+
+export interface CallbackInput {
+  clientId?: string
+  clientSecret?: string
+  state?: string
+  code?: string
+  result?: string
+  /** OpenID Connect: the issuer (RFC 9207) and an error such as `access_denied`. */
+  iss?: string
+  error?: string
+  errorDescription?: string
+  /** The attempt cookie the browser brought, if any. */
+  attemptCookie: string | null
+  /** The caller's address (after TRUST_PROXY). */
+  ip: string
+}
+
+export interface CallbackResult {
+  outcome: CallbackOutcome
+  /** True only when the request carried the cookie of the attempt it acted on. */
+  boundToBrowser: boolean
+  /** The university account the round trip signed in as (linked or taken), for the page. */
+  account?: { name?: string; email?: string }
+}
+
+/** The one answer for a callback that is not acted on, whatever the reason. */
+export const IGNORED: CallbackResult = Object.freeze({ outcome: 'ignored', boundToBrowser: false })
+
+export interface CallbackOptions {
   db: Kysely<Database>
   clock: Clock
   log: FastifyBaseLogger
@@ -25,6 +58,19 @@ export interface CallbackStepsOptions {
   audit: Audit
   /** Where `university.linked` (and a lapsed holder's `university.unlinked`) go. */
   events: Events
+  /** The UCL-API token exchange and user data. */
+  client: UniversityClient
+  /** The OpenID Connect client; when set, the callback speaks OpenID Connect. */
+  oidc: OidcClient | null
+  clientId: string
+  clientSecret: string
+  callbackBinding: CallbackBinding
+  callbackAllowedIps: readonly string[]
+}
+
+export interface Callback {
+  /** The identity provider's callback; never throws (the endpoint always answers 200). */
+  handle(input: CallbackInput): Promise<CallbackResult>
 }
 
 /** The value of `users.university_binding`: one identity is the pair of issuer and subject. */
@@ -32,10 +78,10 @@ export function bindingOf(identity: UniversityIdentity): string {
   return hashSecret(`${identity.issuer}\n${identity.subject}`)
 }
 
-/** The steps of the callback that both protocols share, and the OpenID Connect callback. */
-export function createCallbackSteps(options: CallbackStepsOptions) {
-  const { db, clock, log } = options
-  const ignored: CallbackResult = { outcome: 'ignored', boundToBrowser: false }
+/** The callback of the configured protocol, over the steps both protocols share. */
+export function createCallback(options: CallbackOptions): Callback {
+  const { db, clock, log, client } = options
+  const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
 
   /** docs/decisions.md, "Tier 2 round trip": a refused callback changes nothing and is logged as a security event, secrets aside. */
   async function refuse(
@@ -56,7 +102,7 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
       openId: userId === null ? (state ?? null) : null,
       detail: { reason },
     })
-    return ignored
+    return IGNORED
   }
 
   /**
@@ -157,6 +203,67 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
     return { outcome: 'linked', boundToBrowser, ...(account === undefined ? {} : { account }) }
   }
 
+  /** UCL-API: client_id, client_secret, state, the cookie (or the caller's address) decide. */
+  async function handleUclCallback(input: CallbackInput): Promise<CallbackResult> {
+    if (input.clientId === undefined || !secretsEqual(input.clientId, options.clientId)) {
+      return refuse('client_id does not match', input)
+    }
+    if (
+      input.clientSecret !== undefined &&
+      !secretsEqual(input.clientSecret, options.clientSecret)
+    ) {
+      return refuse('client_secret does not match', input)
+    }
+    if (input.state === undefined || input.state === '' || input.state.length > MAX_SECRET_LENGTH) {
+      return refuse('state missing or malformed', input)
+    }
+    const denial = input.result === 'denied' || input.code === undefined || input.code === ''
+    // Without the cookie, only the provider's own secret tells its call from a forged one that
+    // carries a code obtained elsewhere; a denial links nothing, so it may come without it.
+    if (options.callbackBinding === 'none' && !denial && input.clientSecret === undefined) {
+      return refuse('client_secret required with UNIVERSITY_CALLBACK_BINDING=none', input)
+    }
+    let cookieHash: string | null = null
+    if (options.callbackBinding === 'cookie') {
+      if (input.attemptCookie === null || input.attemptCookie.length > MAX_SECRET_LENGTH) {
+        return refuse('no attempt cookie', input)
+      }
+      cookieHash = hashSecret(input.attemptCookie)
+    } else if (!callerAllowed(input.ip, 0)) {
+      return refuse('caller not in UNIVERSITY_CALLBACK_ALLOWED_IPS', input)
+    }
+
+    const now = clock.now().getTime()
+    const attempt = await findOpenAttempt(db, input.state, cookieHash, now)
+    if (attempt === null) return refuse('no attempt in progress for this browser', input)
+    const boundToBrowser = cookieHash !== null
+
+    if (denial || input.code === undefined) {
+      const won = await settle(attempt.id, 'redirected', 'denied', {
+        type: 'university-denied',
+        origin: fromRequest(input.ip),
+        userId: attempt.user_id,
+      })
+      if (!won) return refuse('attempt already handled', input, attempt.user_id)
+      log.info(
+        { event: 'university-link-denied', attemptId: attempt.id },
+        'user denied authorization',
+      )
+      return { outcome: 'denied', boundToBrowser }
+    }
+
+    // Claim before the exchange: of two deliveries of one callback, only one proceeds.
+    if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
+      return refuse('attempt already handled', input, attempt.user_id)
+    }
+    const exchange = await client.exchangeCode(input.code, input.state)
+    if (!exchange.ok) return fail(attempt, exchange.reason, boundToBrowser, input)
+    // UNIVERSITY_USERINFO_URL names the member; without it the link records no identity.
+    const user = await client.fetchUser(exchange.token)
+    if (user !== null && !user.ok) return fail(attempt, user.reason, boundToBrowser, input)
+    return finish(attempt, exchange.token, user?.identity ?? null, input, boundToBrowser)
+  }
+
   /** OpenID Connect: no client_id or secret rides on the redirect; cookie, state and iss decide. */
   async function handleOidcCallback(input: CallbackInput, oidc: OidcClient) {
     const state = input.state
@@ -205,5 +312,18 @@ export function createCallbackSteps(options: CallbackStepsOptions) {
     return finish(attempt, outcome.tokens.accessToken, outcome.identity, input, true)
   }
 
-  return { refuse, settle, fail, finish, handleOidcCallback }
+  return {
+    async handle(input) {
+      try {
+        return options.oidc === null
+          ? await handleUclCallback(input)
+          : await handleOidcCallback(input, options.oidc)
+      } catch (error) {
+        // The seed answers the callback 200 in every case, a database outage included: the
+        // provider learns nothing, the attempt stays unfinished until it expires.
+        log.error({ err: error, event: 'university-callback-failed' }, 'university callback failed')
+        return IGNORED
+      }
+    },
+  }
 }
