@@ -47,7 +47,12 @@ function narrow(full: Plan, only: string | undefined): Plan {
   if (only === undefined || only === '') return full
   const ids = only.split(',')
   const scenarios = full.scenarios.filter((s) => ids.includes(s.id))
-  const servers = full.servers.filter((s) => scenarios.some((c) => c.server === s.name))
+  const named = new Set(scenarios.map((c) => c.server))
+  // A backend in front of campusgate needs that campusgate too.
+  for (const s of full.servers) {
+    if (named.has(s.name) && s.what.kind === 'express-guard') named.add(s.what.upstream)
+  }
+  const servers = full.servers.filter((s) => named.has(s.name))
   // Datasets the servers serve, and those the scenarios draw their keys from (bare Fastify's).
   const used = new Set([
     ...servers.flatMap((s) => ('dataset' in s.what ? [s.what.dataset] : [])),
@@ -61,9 +66,14 @@ function newestMtime(dir: string): number {
   return Math.max(0, ...listing.stdout.split('\n').filter(Boolean).map(Number))
 }
 
-/** campusgate is measured as `npm start` runs it: from dist/, rebuilt when the sources are newer. */
+/**
+ * campusgate is measured as `npm start` runs it: from dist/, rebuilt when the sources are newer;
+ * campusgate-node likewise from its dist/.
+ */
 function ensureBuild(): void {
-  if (existsSync('dist/main.js') && newestMtime('dist') >= newestMtime('src')) return
+  const fresh = (dist: string, src: string): boolean =>
+    existsSync(dist) && newestMtime(dist) >= newestMtime(src)
+  if (fresh('dist', 'src') && fresh('packages/node/dist', 'packages/node/src')) return
   log('building dist/ …')
   const build = spawnSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' })
   if (build.status !== 0) throw new Error('npm run build failed')
@@ -161,8 +171,11 @@ async function main(): Promise<number> {
     })
     servers.set('code2session', code2session)
     const specs: ServerSpec[] = []
+    // Chosen first, so a backend knows the port of the campusgate it stands in front of.
+    const ports = new Map<string, number>()
+    for (const planned of plan.servers) ports.set(planned.name, await freePort())
     for (const planned of plan.servers) {
-      const port = await freePort()
+      const port = ports.get(planned.name)!
       const what = planned.what
       const base = { name: planned.name, port, cpu: SERVER_CPU, command: process.execPath }
       if (what.kind === 'bare') {
@@ -212,6 +225,12 @@ async function main(): Promise<number> {
           env,
           // Its own folder: a development key file and ./data are per process.
           cwd: mkdirSync(join(dir, planned.name), { recursive: true }) ?? join(dir, planned.name),
+        })
+      } else if (what.kind === 'express-guard') {
+        specs.push({
+          ...base,
+          args: tsx('bench/servers/express-guard.ts', what.mode),
+          env: { PORT: String(port), UPSTREAM: `http://127.0.0.1:${ports.get(what.upstream)!}` },
         })
       } else {
         specs.push({

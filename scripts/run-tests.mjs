@@ -1,12 +1,13 @@
 // The test suite: unit tests once, the HTTP suite on SQLite and on PostgreSQL, and the
-// multi-instance tests on PostgreSQL + Redis, and the browser tests in Chromium when it is
-// installed. `--sqlite` leaves out the PostgreSQL and Redis passes.
+// multi-instance tests on PostgreSQL + Redis, the browser tests in Chromium when it is
+// installed, and the kits of packages/ on SQLite and on PostgreSQL. `--sqlite` leaves out the
+// PostgreSQL and Redis passes.
 // File name fragments as arguments narrow every pass to matching files.
 // PostgreSQL comes from TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test),
 // Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9); when neither is set and nothing
 // answers at the default address, a throwaway one is started for the run (test-services.mjs).
 // What cannot be had is left out with one line saying so; with CI=true it fails the run instead.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { clearTimeout, setTimeout } from 'node:timers'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -49,11 +50,20 @@ if (browserPass) {
     `no Chromium at ${chromiumPath}: the browser tests are left out (apt-get install chromium)`,
   )
 }
+// The kits (packages/*/test) against the running campusgate, on SQLite and unless --sqlite on
+// PostgreSQL. Their tests import the kits as apps do, from the build, so the kits are built first.
+const kitFiles = [...testFiles('packages/miniprogram/test'), ...testFiles('packages/node/test')]
+if (kitFiles.length > 0) {
+  const built = spawnSync('npm', ['run', '--silent', 'build:kits'], { stdio: 'inherit' })
+  if (built.status !== 0) process.exit(1)
+  passes.push({ name: 'kits on SQLite', files: kitFiles, env: { DATABASE_URL: '' } })
+}
+const kitPostgresFiles = sqliteOnly ? [] : kitFiles
 // Services are looked for (or started) only when a pass that needs them has files to run.
 const postgresFiles = sqliteOnly ? [] : testFiles('test/http')
 const scaleFiles = sqliteOnly ? [] : testFiles('test/scale')
 const services =
-  postgresFiles.length + scaleFiles.length > 0
+  postgresFiles.length + scaleFiles.length + kitPostgresFiles.length > 0
     ? await provideServices()
     : { postgres: { url: null }, redis: { url: null }, stop: async () => undefined }
 const stopServices = async () => {
@@ -88,6 +98,15 @@ if (scaleFiles.length > 0) {
     ].filter((why) => why !== null)
     leftOut.push(`several instances on PostgreSQL + Redis (${missing.join('; ')})`)
   }
+}
+if (kitPostgresFiles.length > 0) {
+  if (postgresUrl !== null) {
+    passes.push({
+      name: 'kits on PostgreSQL',
+      files: kitPostgresFiles,
+      env: { DATABASE_URL: postgresUrl },
+    })
+  } else leftOut.push(`kits on PostgreSQL (PostgreSQL: ${services.postgres.why})`)
 }
 if (leftOut.length > 0) {
   console.log(`${ci ? 'missing in CI, failing the run' : 'left out'}: ${leftOut.join('; ')}`)

@@ -54,6 +54,8 @@ export type ServerKind =
   | { kind: 'raw'; engine: Engine; dataset: string }
   | { kind: 'campusgate'; dataset: string; appRoute: boolean; messenger?: boolean }
   | { kind: 'better-auth'; mode: 'node' | 'fastify' }
+  /** An Express backend in front of the campusgate server `upstream`. */
+  | { kind: 'express-guard'; mode: 'kit' | 'fetch'; upstream: string }
 
 export interface PlannedServer {
   name: string
@@ -150,6 +152,18 @@ export function makePlan(settings: Settings): Plan {
         dataset: name,
       },
     )
+  }
+  // The app's other backends: an Express route guarded by campusgate-node, against the same route
+  // calling GET /session with plain fetch, both in front of the small dataset's campusgate.
+  const smallName = `sqlite${sizeLabel(small)}`
+  for (const mode of ['kit', 'fetch'] as const) {
+    const name = `${mode}-express`
+    servers.push({ name, what: { kind: 'express-guard', mode, upstream: `cg-${smallName}` } })
+    const how = mode === 'kit' ? 'campusgate-node requireTier' : 'GET /session with fetch'
+    get(name, `Express route, ${how}, SQLite, ${sizeLabel(small)}`, name, '/profile', {
+      from: 'dataset',
+      dataset: smallName,
+    })
   }
   const largeName = `sqlite${sizeLabel(large)}`
   scenarios.push({

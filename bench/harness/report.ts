@@ -95,6 +95,7 @@ export function report(input: ReportInput): number {
     sessionP99VsBareP99:
       p99(session) !== null && p99('bare') ? round(p99(session)! / p99('bare')!, 3) : null,
     registerVsRawInsert: ratio('register-sqlite', 'raw-register-sqlite'),
+    expressKitVsFetch: ratio('kit-express', 'fetch-express'),
   }
   // The same comparisons by server CPU per request: steadier than req/s on a shared machine.
   const cpu = (id: string): number | null => medians.get(id)?.cpuUsPerRequest ?? null
@@ -110,6 +111,7 @@ export function report(input: ReportInput): number {
     session1MVs10k: cheaper(`session-sqlite${large}`, session),
     sessionPostgresVsRawPostgres: cheaper(`session-pg${small}`, `raw-pg${small}`),
     sessionVsRawSqlite: cheaper(session, `raw-sqlite${small}`),
+    expressKitVsFetch: cheaper('kit-express', 'fetch-express'),
   }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
 
@@ -167,6 +169,7 @@ export function report(input: ReportInput): number {
         ['register ≥ 1000/s PostgreSQL', rps('register-pg'), 1000],
         ['unknown key within 20% of valid (≥ 0.8)', ratios.unknownVsValidKey, 0.8],
         ['unknown key within 20% of valid (≤ 1.2)', ratios.unknownVsValidKey, 1.2, 'max'],
+        ['Express route with campusgate-node ≥ 1× with fetch', ratios.expressKitVsFetch, 1],
       ].map(([name, value, bound, kind]) => ({
         target: name as string,
         value: value as number | null,

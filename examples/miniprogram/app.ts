@@ -1,0 +1,2 @@
+// Nothing happens at launch: the first page signs in when it needs to.
+App({})

@@ -1,0 +1,265 @@
+import { CampusgateError, LOGIN_FAILED, REQUEST_FAILED } from './error.js'
+import type { Method, Platform, PlatformRequestOptions, RequestData } from './platform.js'
+
+export { CampusgateError, LOGIN_FAILED, REQUEST_FAILED }
+export type { Method, Platform, PlatformRequestOptions, RequestData }
+
+/** The media type of campusgate's interface, version 1. */
+export const MEDIA_TYPE = 'application/vnd.service.v1+json'
+
+/** The longest `Retry-After` a request waits out by itself, in seconds. */
+export const MAX_RETRY_AFTER_SECONDS = 10
+
+export interface CampusgateOptions {
+  /** campusgate's address, e.g. `https://campusgate.example.edu` (a path prefix is kept). */
+  baseUrl: string
+  /** The mini-program's appId, sent with each login. */
+  appId: string
+  /** The secret campusgate expects with the appId (the seed's `appSecret`). */
+  appSecret: string
+  /** `wx`, uni-app's `uni`, or Taro's default export. */
+  platform: Platform
+  /** Where the session key is kept in platform storage. */
+  storageKey?: string
+}
+
+/** wx.request's option names; `url` is a path under `baseUrl`, such as `/session`. */
+export interface RequestOptions {
+  url: string
+  method?: Method
+  data?: RequestData
+  header?: Record<string, string>
+  timeout?: number
+  /** `false`: send no session key and never sign in (for campusgate's public routes). */
+  auth?: boolean
+}
+
+export interface Response<T = unknown> {
+  statusCode: number
+  data: T
+  header: Record<string, string>
+}
+
+export type Tier = 'messenger-registered' | 'university-registered'
+
+/** What `GET /session` answers. */
+export interface Session {
+  openId: string
+  tier: Tier
+  expiresAt: string
+  /** At `university-registered` only; fields the university did not give are absent. */
+  university?: {
+    subject?: string
+    email?: string
+    name?: string
+    isStudent?: boolean
+    linkedAt: string
+  }
+}
+
+export interface Campusgate {
+  /** Platform login, then POST /register/messenger; the key is kept in storage. */
+  login(): Promise<void>
+  /**
+   * One call to campusgate with the session key. Signs in first when no key is kept; a key that
+   * ended elsewhere gets one new login and one retry; a 429 with `Retry-After` of at most ten
+   * seconds is waited out once. Resolves for a 2xx, otherwise rejects with a CampusgateError.
+   */
+  request<T = unknown>(options: RequestOptions): Promise<Response<T>>
+  /** GET /session: who the kept key belongs to and its tier. */
+  session(): Promise<Session>
+  /** POST /register/university: campusgate mails the confirmation link to `email`. */
+  registerUniversity(email: string): Promise<void>
+  /** POST /logout, and the kept key is forgotten. */
+  logout(): Promise<void>
+  /** DELETE /user: campusgate forgets the user; the kept key is forgotten. */
+  erase(): Promise<void>
+}
+
+const INVALID_SESSION_KEY = '@unauthorized/invalid-session-key'
+
+export function createCampusgate(options: CampusgateOptions): Campusgate {
+  const { appId, appSecret, platform } = options
+  const storageKey = options.storageKey ?? 'campusgate.sessionKey'
+  const baseUrl = options.baseUrl.replace(/\/+$/, '')
+  /** The one login in flight: every request that needs a new key waits for this one. */
+  let pending: Promise<string> | null = null
+
+  function keptKey(): string | null {
+    let value: unknown
+    try {
+      value = platform.getStorageSync(storageKey)
+    } catch {
+      return null
+    }
+    return typeof value === 'string' && value !== '' ? value : null
+  }
+
+  function forgetKey(): void {
+    try {
+      platform.removeStorageSync(storageKey)
+    } catch {
+      // Nothing kept, or storage unavailable: either way no key is left to send.
+    }
+  }
+
+  function platformCode(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      platform.login({
+        success: (result) => {
+          if (typeof result?.code === 'string' && result.code !== '') resolve(result.code)
+          else reject(new CampusgateError(0, LOGIN_FAILED, 'the platform gave no login code'))
+        },
+        fail: (error) => reject(new CampusgateError(0, LOGIN_FAILED, error?.errMsg)),
+      })
+    })
+  }
+
+  function send(request: RequestOptions, key: string | null): Promise<Response> {
+    if (typeof request.url !== 'string' || !request.url.startsWith('/')) {
+      return Promise.reject(
+        new TypeError('request: url must be a path under baseUrl, like /session'),
+      )
+    }
+    const header: Record<string, string> = {}
+    for (const [name, value] of Object.entries(request.header ?? {})) {
+      const lower = name.toLowerCase()
+      if (lower !== 'accept' && lower !== 'authorization') header[name] = value
+    }
+    header.Accept = MEDIA_TYPE
+    if (key !== null) header.Authorization = key
+    const hasContentType = Object.keys(header).some((name) => name.toLowerCase() === 'content-type')
+    if (request.data !== undefined && !hasContentType) header['Content-Type'] = 'application/json'
+    return new Promise((resolve, reject) => {
+      const call: PlatformRequestOptions = {
+        url: baseUrl + request.url,
+        method: request.method ?? 'GET',
+        header,
+        success: (result) =>
+          resolve({
+            statusCode: result.statusCode,
+            data: result.data,
+            header: result.header ?? {},
+          }),
+        fail: (error) => reject(new CampusgateError(0, REQUEST_FAILED, error?.errMsg)),
+      }
+      if (request.data !== undefined) call.data = request.data
+      if (request.timeout !== undefined) call.timeout = request.timeout
+      platform.request(call)
+    })
+  }
+
+  async function register(): Promise<string> {
+    const code = await platformCode()
+    const response = await send(
+      { url: '/register/messenger', method: 'POST', data: { appId, appSecret, code }, auth: false },
+      null,
+    )
+    const body = ok(response).data as { sessionKey?: unknown }
+    if (typeof body?.sessionKey !== 'string' || body.sessionKey === '') {
+      throw new CampusgateError(response.statusCode, REQUEST_FAILED, 'no sessionKey in the answer')
+    }
+    platform.setStorageSync(storageKey, body.sessionKey)
+    return body.sessionKey
+  }
+
+  /**
+   * A key to use instead of `stale`: the login in flight, a key another request already got, or
+   * a new login. Requests that fail at once thus share one login.
+   */
+  function renew(stale: string | null): Promise<string> {
+    if (pending !== null) return pending
+    const kept = keptKey()
+    if (kept !== null && kept !== stale) return Promise.resolve(kept)
+    const login = register().then(
+      (key) => {
+        pending = null
+        return key
+      },
+      (error: unknown) => {
+        pending = null
+        throw error
+      },
+    )
+    pending = login
+    return login
+  }
+
+  async function request<T>(options: RequestOptions): Promise<Response<T>> {
+    let key = options.auth === false ? null : (keptKey() ?? (await renew(null)))
+    let response = await send(options, key)
+    let signedInAgain = false
+    let waited = false
+    for (;;) {
+      if (key !== null && !signedInAgain && errorCode(response) === INVALID_SESSION_KEY) {
+        signedInAgain = true
+        key = await renew(key)
+        response = await send(options, key)
+        continue
+      }
+      if (response.statusCode === 429 && !waited) {
+        const seconds = retryAfterSeconds(response.header)
+        if (seconds !== null && seconds <= MAX_RETRY_AFTER_SECONDS) {
+          waited = true
+          await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
+          response = await send(options, key)
+          continue
+        }
+      }
+      return ok(response) as Response<T>
+    }
+  }
+
+  return {
+    async login() {
+      await renew(keptKey())
+    },
+    request,
+    async session() {
+      return (await request<Session>({ url: '/session' })).data
+    },
+    async registerUniversity(email) {
+      await request({ url: '/register/university', method: 'POST', data: { email } })
+    },
+    async logout() {
+      const key = keptKey()
+      if (key === null) return
+      forgetKey()
+      const response = await send({ url: '/logout', method: 'POST' }, key)
+      // A key that already ended elsewhere is as logged out as can be.
+      if (errorCode(response) === INVALID_SESSION_KEY) return
+      ok(response)
+    },
+    async erase() {
+      await request({ url: '/user', method: 'DELETE' })
+      forgetKey()
+    },
+  }
+}
+
+function errorCode(response: Response): string | null {
+  const data = response.data as { error?: unknown } | null
+  return typeof data === 'object' && data !== null && typeof data.error === 'string'
+    ? data.error
+    : null
+}
+
+function ok(response: Response): Response {
+  if (response.statusCode >= 200 && response.statusCode < 300) return response
+  throw new CampusgateError(
+    response.statusCode,
+    errorCode(response) ?? `@http/${response.statusCode}`,
+    undefined,
+    response.data,
+  )
+}
+
+/** `Retry-After` in seconds (a number or an HTTP date), or null when absent or unreadable. */
+function retryAfterSeconds(header: Record<string, string>): number | null {
+  const name = Object.keys(header).find((candidate) => candidate.toLowerCase() === 'retry-after')
+  if (name === undefined) return null
+  const value = String(header[name]).trim()
+  if (/^\d+$/.test(value)) return Number(value)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000))
+}

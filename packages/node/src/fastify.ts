@@ -1,0 +1,62 @@
+import type {
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  onRequestAsyncHookHandler,
+} from 'fastify'
+import type { Client } from './client.js'
+import { check } from './guard.js'
+import { assertTier, type Session, type Tier } from './session.js'
+import { createWebhookReceiver, MAX_EVENT_BYTES, type WebhookOptions } from './webhooks.js'
+
+export type { Session, Tier, WebhookOptions }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller's session, set by `requireTier`. */
+    campusgate?: Session
+  }
+}
+
+/**
+ * Fastify `onRequest` hook: lets the request through when its session key reaches `tier` (the
+ * session is then `request.campusgate`), and otherwise answers as campusgate does.
+ */
+export function requireTier(client: Client, tier: Tier): onRequestAsyncHookHandler {
+  assertTier(tier)
+  return async function campusgateRequireTier(request: FastifyRequest, reply: FastifyReply) {
+    const result = await check(client, tier, request.headers.authorization)
+    if ('answer' in result) {
+      const { status, headers, body } = result.answer
+      // A Buffer, so Fastify adds no charset to the media type.
+      return reply
+        .code(status)
+        .headers(headers)
+        .send(Buffer.from(JSON.stringify(body)))
+    }
+    request.campusgate = result.session
+  }
+}
+
+/**
+ * A Fastify plugin with one route, `POST /` under the prefix it is registered with, for
+ * campusgate's lifecycle events. It reads the raw body itself (its own content-type parser, in
+ * its own context): `app.register(webhookHandler({ client, secret, on }), { prefix: '/campusgate/events' })`.
+ */
+export function webhookHandler(options: WebhookOptions): FastifyPluginAsync {
+  const receive = createWebhookReceiver(options)
+  return async function campusgateWebhook(app: FastifyInstance) {
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: MAX_EVENT_BYTES },
+      (_r, body, done) => done(null, body),
+    )
+    app.post('/', async (request, reply) => {
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+      const answer = await receive(raw, request.headers)
+      return reply.code(answer.status).send(answer.body)
+    })
+  }
+}

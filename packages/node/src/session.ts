@@ -1,0 +1,38 @@
+export type Tier = 'messenger-registered' | 'university-registered'
+
+export const TIERS: readonly Tier[] = ['messenger-registered', 'university-registered']
+
+/** What `GET /session` answers for a valid key. */
+export interface Session {
+  openId: string
+  tier: Tier
+  expiresAt: string
+  /** At `university-registered` only; fields the university did not give are absent. */
+  university?: {
+    subject?: string
+    email?: string
+    name?: string
+    isStudent?: boolean
+    linkedAt: string
+  }
+}
+
+/** Whether a session's tier is at least `tier`. */
+export function reaches(session: Session, tier: Tier): boolean {
+  return TIERS.indexOf(session.tier) >= TIERS.indexOf(tier)
+}
+
+export function assertTier(tier: unknown): asserts tier is Tier {
+  // Fail closed: a tier the guard does not know is a programming error, found at start-up.
+  if (!TIERS.includes(tier as Tier)) {
+    throw new TypeError(`requireTier: unknown tier ${JSON.stringify(tier)}`)
+  }
+}
+
+/** The session key from `Authorization` as campusgate reads it: the raw key, or `Bearer <key>`. */
+export function sessionKeyFrom(header: string | string[] | undefined): string | null {
+  if (typeof header !== 'string') return null
+  const value = header.trim()
+  const key = /^bearer\s+/i.test(value) ? value.replace(/^bearer\s+/i, '') : value
+  return key === '' ? null : key
+}
