@@ -58,25 +58,28 @@ export async function replaceSession(
   await installSession(db, session.id, session.userId, session.keyHash, session.expiresAt, now)
 }
 
+/** What a session is read as (`rowToSession`), by the key check and by the user's own lookup. */
+const SESSION_COLUMNS = [
+  'sessions.id',
+  'sessions.user_id',
+  'sessions.created_at',
+  'sessions.expires_at',
+  'sessions.touched_at',
+  'users.open_id',
+  'users.university_linked_at',
+  'users.university_subject',
+  'users.university_email',
+  'users.university_name',
+  'users.university_is_student',
+] as const
+
 // The key check runs on every authenticated request: built and compiled once, then only run.
 const sessionByKeyHash = precompiled(
   (db, keyHash: string) =>
     db
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
-      .select([
-        'sessions.id',
-        'sessions.user_id',
-        'sessions.created_at',
-        'sessions.expires_at',
-        'sessions.touched_at',
-        'users.open_id',
-        'users.university_linked_at',
-        'users.university_subject',
-        'users.university_email',
-        'users.university_name',
-        'users.university_is_student',
-      ])
+      .select(SESSION_COLUMNS)
       .where('sessions.key_hash', '=', keyHash),
   1,
 )
@@ -193,19 +196,7 @@ export async function findSessionOfUser(
   const row = await db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select([
-      'sessions.id',
-      'sessions.user_id',
-      'sessions.created_at',
-      'sessions.expires_at',
-      'sessions.touched_at',
-      'users.open_id',
-      'users.university_linked_at',
-      'users.university_subject',
-      'users.university_email',
-      'users.university_name',
-      'users.university_is_student',
-    ])
+    .select(SESSION_COLUMNS)
     .where('sessions.user_id', '=', userId)
     .executeTakeFirst()
   return row === undefined ? null : rowToSession(row)

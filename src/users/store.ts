@@ -3,27 +3,38 @@ import type { Queryable, UserRow } from '../db/schema.js'
 
 // The one store that writes the `users` table.
 
+/** A user as registration creates it: messenger data only, no university link yet. */
+function newUserRow(
+  id: string,
+  openId: string,
+  unionId: string | null,
+  messengerSessionKey: string,
+  now: number,
+) {
+  return {
+    id,
+    open_id: openId,
+    union_id: unionId,
+    messenger_session_key: messengerSessionKey,
+    university_token: null,
+    university_linked_at: null,
+    university_issuer: null,
+    university_subject: null,
+    university_email: null,
+    university_name: null,
+    university_is_student: null,
+    university_binding: null,
+    created_at: now,
+    updated_at: now,
+  }
+}
+
 // Registration runs this on every login: built and compiled once, then only run.
 const upsert = precompiled(
   (db, id: string, openId: string, unionId: string | null, sessionKey: string, now: number) =>
     db
       .insertInto('users')
-      .values({
-        id,
-        open_id: openId,
-        union_id: unionId,
-        messenger_session_key: sessionKey,
-        university_token: null,
-        university_linked_at: null,
-        university_issuer: null,
-        university_subject: null,
-        university_email: null,
-        university_name: null,
-        university_is_student: null,
-        university_binding: null,
-        created_at: now,
-        updated_at: now,
-      })
+      .values(newUserRow(id, openId, unionId, sessionKey, now))
       .onConflict((oc) =>
         oc.column('open_id').doUpdateSet((eb) => ({
           messenger_session_key: eb.ref('excluded.messenger_session_key'),
@@ -302,22 +313,7 @@ export async function insertUsersIfAbsent(
   const rows = await db
     .insertInto('users')
     .values(
-      users.map((user) => ({
-        id: user.id,
-        open_id: user.openId,
-        union_id: null,
-        messenger_session_key: user.messengerSessionKey,
-        university_token: null,
-        university_linked_at: null,
-        university_issuer: null,
-        university_subject: null,
-        university_email: null,
-        university_name: null,
-        university_is_student: null,
-        university_binding: null,
-        created_at: now,
-        updated_at: now,
-      })),
+      users.map((user) => newUserRow(user.id, user.openId, null, user.messengerSessionKey, now)),
     )
     .onConflict((oc) => oc.column('open_id').doNothing())
     .returning(['id', 'open_id'])
