@@ -52,7 +52,7 @@ function openReader(path: string): { reader: SqlReader; close(): void } {
   return {
     reader: {
       first: <Row>(sql: string, parameters: readonly unknown[]) =>
-        statements.prepare(sql).all(parameters)[0] as Row | undefined,
+        (statements.prepare(sql) as SQLite.Statement).get(parameters) as Row | undefined,
     },
     close: () => sqlite.close(),
   }
