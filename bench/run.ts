@@ -29,6 +29,7 @@ import {
   dropPostgresSchemas,
   schemaUrl,
   seedPostgres,
+  seedKeyCheckSqlite,
   seedSqlite,
   type TouchCount,
 } from './harness/seed.js'
@@ -189,6 +190,14 @@ async function main(): Promise<number> {
         specs.push({
           ...base,
           args: tsx('bench/servers/baselines.ts', what.engine === 'sqlite' ? 'sqlite' : 'pg'),
+          env: { PORT: String(port), DATABASE: database },
+        })
+      } else if (what.kind === 'keycheck') {
+        const database = join(dir, `${what.dataset}-keycheck.db`)
+        seedKeyCheckSqlite(dist, database, plan.datasets.find((d) => d.name === what.dataset)!)
+        specs.push({
+          ...base,
+          args: tsx('bench/servers/baselines.ts', 'keycheck'),
           env: { PORT: String(port), DATABASE: database },
         })
       } else if (what.kind === 'campusgate') {

@@ -52,6 +52,8 @@ export interface PlannedDataset extends Dataset {
 export type ServerKind =
   | { kind: 'bare' }
   | { kind: 'raw'; engine: Engine; dataset: string }
+  /** The raw lookup on a schema built for the key check (seed.ts `seedKeyCheckSqlite`). */
+  | { kind: 'keycheck'; dataset: string }
   | { kind: 'campusgate'; dataset: string; appRoute: boolean; messenger?: boolean }
   | { kind: 'better-auth'; mode: 'node' | 'fastify' }
   /** An Express backend in front of the campusgate server `upstream`. */
@@ -127,6 +129,14 @@ export function makePlan(settings: Settings): Plan {
       from: 'dataset',
       dataset: name,
     })
+    servers.push({ name: `keycheck-${name}`, what: { kind: 'keycheck', dataset: name } })
+    get(
+      `keycheck-${name}`,
+      `raw lookup, key-check schema, SQLite, ${sizeLabel(size)}`,
+      `keycheck-${name}`,
+      '/session',
+      { from: 'dataset', dataset: name },
+    )
   }
   for (const size of sizes) {
     const name = `sqlite${sizeLabel(size)}`

@@ -89,6 +89,39 @@ export async function seedSqlite(dist: Dist, path: string, dataset: Dataset): Pr
   db.close()
 }
 
+/**
+ * The same keys in a schema built for nothing but the key check: the SHA-256 as a 32-byte BLOB
+ * primary key of a `WITHOUT ROWID` table (one B-tree descent finds the whole row) and an integer
+ * join to users (their rowid). The key-check baseline reads it (baselines.ts `keycheck`).
+ */
+export function seedKeyCheckSqlite(dist: Dist, path: string, dataset: Dataset): void {
+  const db = new SQLite(path)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = OFF')
+  db.exec(`CREATE TABLE users (id INTEGER PRIMARY KEY, open_id TEXT NOT NULL UNIQUE,
+      university_linked_at INTEGER, created_at INTEGER NOT NULL);
+    CREATE TABLE sessions (key_hash BLOB PRIMARY KEY, user_id INTEGER NOT NULL UNIQUE
+      REFERENCES users (id), expires_at INTEGER NOT NULL, touched_at INTEGER NOT NULL)
+      WITHOUT ROWID;`)
+  const user = db.prepare('INSERT INTO users VALUES (?, ?, ?, ?)')
+  const session = db.prepare('INSERT INTO sessions VALUES (?, ?, ?, ?)')
+  const now = Date.now()
+  const hashes = Array.from({ length: dataset.size }, (_, i) =>
+    Buffer.from(dist.secrets.hashSecret(keyOf(dataset, i)), 'hex'),
+  ).sort(Buffer.compare)
+  db.transaction(() => {
+    hashes.forEach((hash, r) => {
+      const openId = `o-${dataset.name}-${String(r).padStart(9, '0')}`
+      user.run(r + 1, openId, r % 10 === 9 ? now : null, now)
+      session.run(hash, r + 1, now + 29 * DAY_MS, now + DAY_MS)
+    })
+  })()
+  // No ANALYZE: with its sqlite_stat4 samples, SQLite prepares a join on a bound key anew for
+  // every new key (docs/performance.md). Without, this lookup is at its fastest.
+  db.pragma('wal_checkpoint(TRUNCATE)')
+  db.close()
+}
+
 /** A PostgreSQL URL whose connections use `schema` (campusgate's createDb honours it too). */
 export function schemaUrl(baseUrl: string, schema: string): string {
   const url = new URL(baseUrl)

@@ -2,9 +2,12 @@
 //   bare    GET /session answers a fixed {openId, tier, expiresAt}: Fastify alone
 //   sqlite  the raw lookup: SHA-256 of the key, one prepared better-sqlite3 SELECT (the same join
 //           campusgate runs); POST /register: the raw INSERTs of a registration, one transaction
+//   keycheck the raw lookup on a schema built for the key check (seed.ts `seedKeyCheckSqlite`):
+//           SHA-256 of the key as a 32-byte BLOB, primary key of a WITHOUT ROWID sessions table,
+//           an integer join to users
 //   pg      the raw lookup as one named (server-side prepared) statement on a pg pool of 10
 // Logging is configured as campusgate configures it by default.
-// Usage: node --import tsx bench/servers/baselines.ts bare|sqlite|pg  (PORT, DATABASE)
+// Usage: node --import tsx bench/servers/baselines.ts bare|sqlite|keycheck|pg  (PORT, DATABASE)
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import SQLite from 'better-sqlite3'
 import Fastify from 'fastify'
@@ -71,6 +74,16 @@ if (mode === 'bare') {
     register(randomUUID(), hash(key), Date.now())
     return { sessionKey: key }
   })
+} else if (mode === 'keycheck') {
+  const db = new SQLite(database)
+  const lookup = db.prepare<[Buffer], Row>(
+    `SELECT s.user_id, s.expires_at, s.touched_at, u.open_id, u.university_linked_at
+     FROM sessions s INNER JOIN users u ON u.id = s.user_id WHERE s.key_hash = ?`,
+  )
+  app.get('/session', async (request, reply) => {
+    const key = createHash('sha256').update(request.headers.authorization ?? '', 'utf8').digest()
+    return answer(lookup.get(key)) ?? reply.code(401).send({ error: 'invalid_session_key' })
+  })
 } else if (mode === 'pg') {
   const pool = new pg.Pool({ connectionString: database, max: 10 })
   const text = `${LOOKUP}$1`
@@ -84,3 +97,5 @@ if (mode === 'bare') {
 }
 
 await app.listen({ port, host: '127.0.0.1' })
+// A clean exit on the harness's SIGTERM, so `node --cpu-prof` writes its profile.
+process.once('SIGTERM', () => void app.close().then(() => process.exit(0)))
