@@ -194,7 +194,11 @@ async function main(): Promise<number> {
         })
       } else if (what.kind === 'keycheck') {
         const database = join(dir, `${what.dataset}-keycheck.db`)
-        seedKeyCheckSqlite(dist, database, plan.datasets.find((d) => d.name === what.dataset)!)
+        seedKeyCheckSqlite(
+          dist,
+          database,
+          plan.datasets.find((d) => d.name === what.dataset)!,
+        )
         specs.push({
           ...base,
           args: tsx('bench/servers/baselines.ts', 'keycheck'),

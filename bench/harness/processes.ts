@@ -16,7 +16,11 @@ export interface Server {
   /** User + system CPU seconds the process has used so far. */
   cpuSeconds(): number
   /** Resident set now and at its peak, in MiB. */
-  memory(): { rssMb: number; peakRssMb: number }
+  /**
+   * Resident memory: in all (VmRSS, its peak VmHWM), and the process's own (RssAnon), without the
+   * pages of files it maps (SQLite's memory map), which are the kernel's shared page cache.
+   */
+  memory(): { rssMb: number; peakRssMb: number; anonRssMb: number }
   stop(): Promise<void>
 }
 
@@ -102,8 +106,12 @@ export async function startServer(spec: ServerSpec): Promise<Server> {
       return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
     },
     memory() {
-      if (exited) return { rssMb: 0, peakRssMb: 0 }
-      return { rssMb: procStatus(pid, 'VmRSS'), peakRssMb: procStatus(pid, 'VmHWM') }
+      if (exited) return { rssMb: 0, peakRssMb: 0, anonRssMb: 0 }
+      return {
+        rssMb: procStatus(pid, 'VmRSS'),
+        peakRssMb: procStatus(pid, 'VmHWM'),
+        anonRssMb: procStatus(pid, 'RssAnon'),
+      }
     },
     async stop() {
       if (exited) return

@@ -108,7 +108,7 @@ export function seedKeyCheckSqlite(dist: Dist, path: string, dataset: Dataset): 
   const now = Date.now()
   const hashes = Array.from({ length: dataset.size }, (_, i) =>
     Buffer.from(dist.secrets.hashSecret(keyOf(dataset, i)), 'hex'),
-  ).sort(Buffer.compare)
+  ).sort((a, b) => Buffer.compare(a, b))
   db.transaction(() => {
     hashes.forEach((hash, r) => {
       const openId = `o-${dataset.name}-${String(r).padStart(9, '0')}`

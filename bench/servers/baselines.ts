@@ -81,7 +81,9 @@ if (mode === 'bare') {
      FROM sessions s INNER JOIN users u ON u.id = s.user_id WHERE s.key_hash = ?`,
   )
   app.get('/session', async (request, reply) => {
-    const key = createHash('sha256').update(request.headers.authorization ?? '', 'utf8').digest()
+    const key = createHash('sha256')
+      .update(request.headers.authorization ?? '', 'utf8')
+      .digest()
     return answer(lookup.get(key)) ?? reply.code(401).send({ error: 'invalid_session_key' })
   })
 } else if (mode === 'pg') {

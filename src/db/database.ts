@@ -47,7 +47,7 @@ export interface SqlReader {
 function openReader(path: string): { reader: SqlReader; close(): void } {
   const sqlite = new SQLite(path, { readonly: true })
   sqlite.pragma('busy_timeout = 5000')
-  sqlite.pragma(`mmap_size = ${MMAP_BYTES}`)
+  sqlite.pragma(`mmap_size = ${READER_MMAP_BYTES}`)
   const statements = cachingSqlite(sqlite)
   return {
     reader: {
@@ -70,6 +70,13 @@ const CONNECT_TIMEOUT_MS = 3000
  * keeps the resident size in check however large the file grows.
  */
 const MMAP_BYTES = 67_108_864
+/**
+ * The key check's reader maps up to 1 GiB: its lookups land anywhere in the sessions and users
+ * B-trees, and past the first 64 MiB (about 150,000 sessions) every page it reads would otherwise
+ * be a `pread` and a copy into SQLite's own cache. The mapped pages are the kernel's page cache,
+ * clean and shared, not memory of the process's own; the kernel takes them back under pressure.
+ */
+const READER_MMAP_BYTES = 1_073_741_824
 const QUERY_TIMEOUT_MS = 15_000
 
 // int8 columns hold epoch milliseconds, well inside Number's exact range.
