@@ -290,8 +290,24 @@ async function main(): Promise<number> {
     }
 
     const runs: Run[] = []
+    // Only the servers a scenario talks to run during it; the others are stopped (processes.ts).
+    const upstreamOf = new Map(
+      plan.servers.flatMap((s) =>
+        s.what.kind === 'express-guard' ? [[s.name, s.what.upstream] as const] : [],
+      ),
+    )
+    const runOnly = async (name: string): Promise<void> => {
+      const running = new Set([name, upstreamOf.get(name), 'code2session'])
+      for (const [other, server] of servers) {
+        if (running.has(other)) server.resume()
+        else server.pause()
+      }
+      // A resumed server first runs the timers that fell due while it was stopped.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+    }
     const measure = async (scenario: Scenario, round: number, seconds: number): Promise<void> => {
       const server = servers.get(scenario.server)!
+      await runOnly(scenario.server)
       const cpuBefore = server.cpuSeconds()
       const result = await runWrk({
         url: server.url,

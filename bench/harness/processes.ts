@@ -15,12 +15,18 @@ export interface Server {
   readonly pid: number
   /** User + system CPU seconds the process has used so far. */
   cpuSeconds(): number
-  /** Resident set now and at its peak, in MiB. */
   /**
    * Resident memory: in all (VmRSS, its peak VmHWM), and the process's own (RssAnon), without the
    * pages of files it maps (SQLite's memory map), which are the kernel's shared page cache.
    */
   memory(): { rssMb: number; peakRssMb: number; anonRssMb: number }
+  /**
+   * Stops the process (SIGSTOP) or lets it go on (SIGCONT). Idle, a campusgate still wakes about
+   * a hundred times a second (its metrics' event-loop monitor, its jobs' timers): a dozen of them
+   * sharing the servers' core took CPU from whichever one was being measured.
+   */
+  pause(): void
+  resume(): void
   stop(): Promise<void>
 }
 
@@ -113,9 +119,16 @@ export async function startServer(spec: ServerSpec): Promise<Server> {
         anonRssMb: procStatus(pid, 'RssAnon'),
       }
     },
+    pause() {
+      if (!exited) child.kill('SIGSTOP')
+    },
+    resume() {
+      if (!exited) child.kill('SIGCONT')
+    },
     async stop() {
       if (exited) return
       stopping = true
+      child.kill('SIGCONT')
       child.kill('SIGTERM')
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
       await once(child, 'exit')
