@@ -172,6 +172,20 @@ export async function decideAtProvider(
   return response.headers.get('location')!
 }
 
+/**
+ * Someone else redeems the authorization code of `callbackUrl` at the provider first, so
+ * campusgate's own token exchange for it fails.
+ */
+export async function spendProviderCode(stack: Stack, callbackUrl: string): Promise<void> {
+  const spent = new URL(`${stack.providersUrl}/_sandbox/university/token`)
+  spent.search = new URLSearchParams({
+    code: new URL(callbackUrl).searchParams.get('code')!,
+    client_id: CLIENT_ID,
+    client_secret: CLIENT_SECRET,
+  }).toString()
+  assert.equal((await fetch(spent)).status, 200)
+}
+
 /** The browser following the provider's redirect back to campusgate, with or without its cookie. */
 export async function followCallback(
   callbackUrl: string,

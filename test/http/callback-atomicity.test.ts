@@ -3,13 +3,12 @@ import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import {
   attemptStatusesOf,
-  CLIENT_ID,
-  CLIENT_SECRET,
   decideAtProvider,
   followCallback,
   openLink,
   registerMessenger,
   requestConfirmationLink,
+  spendProviderCode,
   startStack,
   type Stack,
 } from '../helpers/stack.js'
@@ -102,13 +101,7 @@ describe('the tier-2 callback writes its outcome and its audit event in one tran
     const user = await userInBrowser()
     const callback = await decideAtProvider(stack, user.openId, 'allow')
     // Someone else spends the provider's code first: the exchange fails.
-    const spent = new URL(`${stack.providersUrl}/_sandbox/university/token`)
-    spent.search = new URLSearchParams({
-      code: new URL(callback).searchParams.get('code')!,
-      client_id: CLIENT_ID,
-      client_secret: CLIENT_SECRET,
-    }).toString()
-    assert.equal((await fetch(spent)).status, 200)
+    await spendProviderCode(stack, callback)
     await refuseAuditEvents('university-failed')
     try {
       assert.equal((await followCallback(callback, user.cookie)).status, 200)
@@ -123,13 +116,7 @@ describe('the tier-2 callback writes its outcome and its audit event in one tran
   it('a failed token exchange: the attempt is failed and the trail says so, once each', async () => {
     const user = await userInBrowser()
     const callback = await decideAtProvider(stack, user.openId, 'allow')
-    const spent = new URL(`${stack.providersUrl}/_sandbox/university/token`)
-    spent.search = new URLSearchParams({
-      code: new URL(callback).searchParams.get('code')!,
-      client_id: CLIENT_ID,
-      client_secret: CLIENT_SECRET,
-    }).toString()
-    assert.equal((await fetch(spent)).status, 200)
+    await spendProviderCode(stack, callback)
     assert.match((await followCallback(callback, user.cookie)).text, /Linking failed/)
     assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['failed'])
     assert.equal(await eventsOf(user.openId, 'university-failed'), 1)

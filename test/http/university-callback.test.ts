@@ -15,6 +15,7 @@ import {
   registerMessenger,
   requestConfirmationLink,
   sessionOf,
+  spendProviderCode,
   startStack,
   userRowOf,
   withParams,
@@ -216,13 +217,7 @@ describe('GET /authorize/university/callback', () => {
     const user = await userInBrowser(stack)
     const callback = await decideAtProvider(stack, user.openId, 'allow')
     // Someone else spends the provider's code first.
-    const spent = new URL(`${stack.providersUrl}/_sandbox/university/token`)
-    spent.search = new URLSearchParams({
-      code: new URL(callback).searchParams.get('code')!,
-      client_id: CLIENT_ID,
-      client_secret: CLIENT_SECRET,
-    }).toString()
-    assert.equal((await fetch(spent)).status, 200)
+    await spendProviderCode(stack, callback)
 
     const done = await followCallback(callback, user.cookie)
     assert.equal(done.status, 200)
