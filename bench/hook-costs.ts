@@ -57,11 +57,11 @@ function cost(id: number): number {
   }
   return time
 }
+const parentOf = new Map<number, number>()
+for (const node of profile.nodes)
+  for (const child of node.children ?? []) parentOf.set(child, node.id)
 /** Outermost nodes only, so a recursive or nested call is not counted twice. */
 function total(matches: (node: ProfileNode) => boolean): number {
-  const parentOf = new Map<number, number>()
-  for (const node of profile.nodes)
-    for (const child of node.children ?? []) parentOf.set(child, node.id)
   let sum = 0
   for (const node of profile.nodes) {
     if (!matches(node)) continue
