@@ -5,7 +5,7 @@
 // bench/results/quick.json with --quick). See docs/performance.md.
 // Environment: BENCH_SECONDS, BENCH_ROUNDS, BENCH_POSTGRES_URL ("" leaves PostgreSQL out),
 // BENCH_ONLY (comma-separated scenario ids: run just those, with what they need), BENCH_PROFILE
-// (a directory: campusgate's processes run with --cpu-prof and leave their profiles there).
+// (a directory: every server runs with --cpu-prof and leaves its profiles in DIR/<server>).
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -226,15 +226,11 @@ async function main(): Promise<number> {
         }
         const direct = !what.appRoute && hasLimitVariables
         if (!hasLimitVariables) env.BENCH_LIFT_RATE_LIMITS = '1'
-        const profile = process.env.BENCH_PROFILE
         specs.push({
           ...base,
-          args: [
-            ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
-            ...(direct
-              ? [join(ROOT, 'dist/main.js')]
-              : tsx(join(ROOT, 'bench/servers/campusgate.ts'))),
-          ],
+          args: direct
+            ? [join(ROOT, 'dist/main.js')]
+            : tsx(join(ROOT, 'bench/servers/campusgate.ts')),
           env,
           // Its own folder: a development key file and ./data are per process.
           cwd: mkdirSync(join(dir, planned.name), { recursive: true }) ?? join(dir, planned.name),
@@ -251,6 +247,12 @@ async function main(): Promise<number> {
           args: tsx('bench/servers/better-auth.ts', what.mode),
           env: { PORT: String(port), DATABASE: betterAuthDb },
         })
+      }
+    }
+    const profile = process.env.BENCH_PROFILE
+    if (profile) {
+      for (const spec of specs) {
+        spec.args = ['--cpu-prof', `--cpu-prof-dir=${join(profile, spec.name)}`, ...spec.args]
       }
     }
     // A few at a time: twenty Node processes starting at once on two cores would time out.
