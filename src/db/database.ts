@@ -36,12 +36,18 @@ export interface Db {
   readonly sqlitePath: string | null
 }
 
-/** Runs one read and gives its first row; statements are prepared once per SQL text. */
+/** Runs one read and gives its rows, or its first; statements are prepared once per SQL text. */
 export interface SqlReader {
   first<Row>(
     sql: string,
     parameters: readonly unknown[],
   ): Row | undefined | Promise<Row | undefined>
+  all<Row>(sql: string, parameters: readonly unknown[]): Row[] | Promise<Row[]>
+  /**
+   * Whether every read is a round trip to a database server (PostgreSQL). Then reads that arrive
+   * together are cheaper as one query; SQLite's reads are calls into the process, already cheap.
+   */
+  readonly roundTrips: boolean
 }
 
 function openReader(path: string): { reader: SqlReader; close(): void } {
@@ -53,6 +59,9 @@ function openReader(path: string): { reader: SqlReader; close(): void } {
     reader: {
       first: <Row>(sql: string, parameters: readonly unknown[]) =>
         (statements.prepare(sql) as SQLite.Statement).get(parameters) as Row | undefined,
+      all: <Row>(sql: string, parameters: readonly unknown[]) =>
+        (statements.prepare(sql) as SQLite.Statement).all(parameters) as Row[],
+      roundTrips: false,
     },
     close: () => sqlite.close(),
   }
@@ -158,6 +167,9 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     reader: {
       first: async <Row>(sql: string, parameters: readonly unknown[]) =>
         (await pool.query(pgQuery(nameOf, sql, parameters))).rows[0] as Row | undefined,
+      all: async <Row>(sql: string, parameters: readonly unknown[]) =>
+        (await pool.query(pgQuery(nameOf, sql, parameters))).rows as Row[],
+      roundTrips: true,
     },
     writes,
     sqlitePath: null,

@@ -11,6 +11,8 @@ export interface Precompiled<Args extends unknown[], Row> {
     db: Queryable,
     ...args: Args
   ): Row | undefined | Promise<Row | undefined>
+  /** Every row, read on `reader` (`Db.reader` of `db`) instead of through Kysely. */
+  readAll(reader: SqlReader, db: Queryable, ...args: Args): Row[] | Promise<Row[]>
 }
 
 /**
@@ -62,6 +64,10 @@ export function precompiled<Args extends unknown[], Row>(
     readFirst(reader: SqlReader, db: Queryable, ...args: Args) {
       const { sql, parameters } = bind(db, args)
       return reader.first<Row>(sql, parameters)
+    },
+    readAll(reader: SqlReader, db: Queryable, ...args: Args) {
+      const { sql, parameters } = bind(db, args)
+      return reader.all<Row>(sql, parameters)
     },
   })
 }

@@ -1,3 +1,4 @@
+import DataLoader from 'dataloader'
 import { sql } from 'kysely'
 import type { SqlReader } from '../db/database.js'
 import { precompiled } from '../db/precompiled.js'
@@ -90,6 +91,53 @@ const sessionByKeyHash = precompiled(
 )
 
 /**
+ * The key checks of one turn of the event loop, as one query (`= ANY($1)`): on PostgreSQL every
+ * read is a round trip, and its fixed cost (the pool, the protocol's messages, two system calls)
+ * is most of a key check's. Requests whose data arrived in the same turn wait for its end
+ * (`setImmediate`), not longer; each one's read still starts after its request arrived. Nothing is
+ * kept between turns: DataLoader's cache is off.
+ */
+const sessionsByKeyHashes = precompiled(
+  (db, keyHashes: readonly string[]) =>
+    db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .select([...SESSION_COLUMNS, 'sessions.key_hash'])
+      .where('sessions.key_hash', '=', sql<string>`ANY(${keyHashes})`),
+  1,
+)
+
+type SessionRow = Awaited<ReturnType<typeof sessionByKeyHash>>['rows'][number]
+
+/** Bounds the array a batch binds; more key checks in one turn make another batch. */
+export const KEY_CHECK_BATCH_MAX = 64
+
+const batchesOf = new WeakMap<SqlReader, DataLoader<string, SessionRow | undefined>>()
+
+function keyCheckBatches(
+  db: Queryable,
+  reader: SqlReader,
+): DataLoader<string, SessionRow | undefined> {
+  let batches = batchesOf.get(reader)
+  if (batches === undefined) {
+    batches = new DataLoader(
+      async (keyHashes: readonly string[]) => {
+        const rows = await sessionsByKeyHashes.readAll(reader, db, keyHashes)
+        const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
+        return keyHashes.map((keyHash) => byKeyHash.get(keyHash))
+      },
+      {
+        cache: false,
+        maxBatchSize: KEY_CHECK_BATCH_MAX,
+        batchScheduleFn: (run) => setImmediate(run),
+      },
+    )
+    batchesOf.set(reader, batches)
+  }
+  return batches
+}
+
+/**
  * The session whose key hashes to `keyHash`. With a `reader` (`Db.reader`), the read goes around
  * Kysely and outside any transaction: it sees the last committed state.
  */
@@ -101,7 +149,9 @@ export async function findSessionByKeyHash(
   const row =
     reader === null
       ? (await sessionByKeyHash(db, keyHash)).rows[0]
-      : await sessionByKeyHash.readFirst(reader, db, keyHash)
+      : reader.roundTrips
+        ? await keyCheckBatches(db, reader).load(keyHash)
+        : await sessionByKeyHash.readFirst(reader, db, keyHash)
   return row === undefined ? null : rowToSession(row)
 }
 

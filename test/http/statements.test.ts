@@ -3,12 +3,16 @@ import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import pg from 'pg'
-import { createDb, type Db } from '../../src/db/database.js'
+import { createDb, type Db, type SqlReader } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { precompiled } from '../../src/db/precompiled.js'
 import { inTransaction } from '../../src/db/transaction.js'
 import { cachingSqlite, preparingPool, statementNamer } from '../../src/db/statements.js'
-import { findSessionByKeyHash, touchSession } from '../../src/sessions/store.js'
+import {
+  findSessionByKeyHash,
+  KEY_CHECK_BATCH_MAX,
+  touchSession,
+} from '../../src/sessions/store.js'
 import { logLines } from '../helpers/logs.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 import { call, startService } from '../helpers/service.js'
@@ -17,6 +21,28 @@ import { hashSecret } from '../../src/lib/secrets.js'
 
 // The hot path's statement handling: the same answers as plain Kysely, statements compiled and
 // prepared once, within bounds (runs on SQLite and, with DATABASE_URL, on PostgreSQL).
+
+/** `reader`, recording the keys each of its batched reads asked for; optionally failing the first. */
+function countingReader(
+  reader: SqlReader,
+  options: { failFirst?: boolean } = {},
+): { reader: SqlReader; batches: string[][] } {
+  const batches: string[][] = []
+  return {
+    batches,
+    reader: {
+      roundTrips: reader.roundTrips,
+      first: (text, parameters) => reader.first(text, parameters),
+      all: (text, parameters) => {
+        batches.push([...(parameters[0] as string[])])
+        if (options.failFirst === true && batches.length === 1) {
+          return Promise.reject(new Error('connection terminated'))
+        }
+        return reader.all(text, parameters)
+      },
+    },
+  }
+}
 
 describe('precompiled queries and statement caches', () => {
   let database: TestDatabase
@@ -73,6 +99,66 @@ describe('precompiled queries and statement caches', () => {
       await findSessionByKeyHash(db.kysely, 'h1'),
     )
     assert.equal(await findSessionByKeyHash(db.kysely, 'h2', reader), null)
+  })
+
+  it('PostgreSQL: the key checks of one turn are one query, each answered with its own row', async (t) => {
+    if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
+    await db.kysely
+      .insertInto('users')
+      .values({ id: 'u2', open_id: 'o2', created_at: 1_000, updated_at: 1_000 })
+      .execute()
+    await db.kysely
+      .insertInto('sessions')
+      .values({
+        id: 's2',
+        user_id: 'u2',
+        key_hash: 'h2',
+        created_at: 1_000,
+        expires_at: 6_000,
+        touched_at: 1_000,
+      })
+      .execute()
+    try {
+      const { reader, batches } = countingReader(db.reader!)
+      // Duplicates and unknown keys in one batch; rows come back in whatever order they please.
+      const keyHashes = ['h2', 'unknown', 'h1', 'h2', 'h1']
+      const found = await Promise.all(
+        keyHashes.map((keyHash) => findSessionByKeyHash(db.kysely, keyHash, reader)),
+      )
+      assert.deepEqual(
+        found.map((session) => session?.openId ?? null),
+        ['o2', null, 'o1', 'o2', 'o1'],
+      )
+      assert.deepEqual(found[0], await findSessionByKeyHash(db.kysely, 'h2'))
+      assert.deepEqual(batches, [keyHashes])
+
+      // A turn with more than a batch holds is split; a later turn is a batch of its own.
+      batches.length = 0
+      const many = Array.from({ length: KEY_CHECK_BATCH_MAX + 1 }, (_, i) => `h${(i % 2) + 1}`)
+      await Promise.all(many.map((keyHash) => findSessionByKeyHash(db.kysely, keyHash, reader)))
+      assert.equal((await findSessionByKeyHash(db.kysely, 'h1', reader))?.id, 's1')
+      assert.deepEqual(
+        batches.map((batch) => batch.length),
+        [KEY_CHECK_BATCH_MAX, 1, 1],
+      )
+    } finally {
+      await db.kysely.deleteFrom('sessions').where('id', '=', 's2').execute()
+      await db.kysely.deleteFrom('users').where('id', '=', 'u2').execute()
+    }
+  })
+
+  it('PostgreSQL: a failed batch fails each of its key checks, and the next turn reads again', async (t) => {
+    if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
+    const { reader, batches } = countingReader(db.reader!, { failFirst: true })
+    const results = await Promise.allSettled(
+      ['h1', 'h2'].map((keyHash) => findSessionByKeyHash(db.kysely, keyHash, reader)),
+    )
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ['rejected', 'rejected'],
+    )
+    assert.equal((await findSessionByKeyHash(db.kysely, 'h1', reader))?.id, 's1')
+    assert.equal(batches.length, 2)
   })
 
   it('binds each call its own arguments, also inside a transaction', async () => {
