@@ -146,6 +146,7 @@ export function createServices(deps: ServicesDeps): Services {
   const sessions = createSessions({
     db: db.kysely,
     reader: db.reader,
+    groupCommits: db.dialect === 'sqlite',
     clock,
     cipher,
     discardMail,

@@ -111,6 +111,8 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     sqlite.pragma('synchronous = NORMAL')
     // Deleted and overwritten content is zeroed, not left in free pages for a file reader.
     sqlite.pragma('secure_delete = ON')
+    // Savepoints (grouped commits) keep their statement journals in memory, not in a temp file.
+    sqlite.pragma('temp_store = MEMORY')
     sqlite.pragma(`mmap_size = ${MMAP_BYTES}`)
     // A second connection to an in-memory database would be another, empty database.
     const reader = inMemory ? null : openReader(path)

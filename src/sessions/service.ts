@@ -5,6 +5,7 @@ import type { Cipher } from '../lib/encryption.js'
 import type { SqlReader } from '../db/database.js'
 import type { Database } from '../db/schema.js'
 import { isWriteFault } from '../db/failures.js'
+import { groupedCommits, type RunTransaction } from '../db/grouped-commits.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
 import {
@@ -100,6 +101,11 @@ export interface SessionsOptions {
   db: Kysely<Database>
   /** SQLite's read connection for the key check (`Db.reader`); null reads through `db`. */
   reader?: SqlReader | null
+  /**
+   * Registrations of one event-loop turn commit together (`db/grouped-commits.ts`): for SQLite,
+   * whose commit writes every changed page.
+   */
+  groupCommits?: boolean
   clock: Clock
   /** Encrypts the messenger session key, which the app's features may need in clear later. */
   cipher: Cipher
@@ -126,6 +132,8 @@ export function createSessions(options: SessionsOptions): Sessions {
     return maxAgeMs === null ? Number.POSITIVE_INFINITY : createdAt + maxAgeMs
   }
   const reader = options.reader ?? null
+  const registrations: RunTransaction =
+    options.groupCommits === true ? groupedCommits(db) : (work) => inTransaction(db, work)
 
   async function end(
     sessionId: string,
@@ -166,7 +174,7 @@ export function createSessions(options: SessionsOptions): Sessions {
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
       const expiresAt = Math.min(now + ttlMs, absoluteEnd(now))
-      await inTransaction(db, async (trx) => {
+      await registrations(async (trx) => {
         const { userId, created } = await registerUser(
           trx,
           {
