@@ -17,14 +17,13 @@ interface Pending {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
 /**
- * SQLite's commit is most of a registration's cost: every page the transaction changed is written
+ * For SQLite, whose commit is most of a registration's cost: every page the transaction changed is written
  * to the WAL, two system calls a page, one page at least per B-tree it touched. The transactions
  * handed in within one turn of the event loop (`setImmediate`) share one: each runs in its own
  * savepoint, and one that fails is rolled back to it alone, so each still commits all or nothing.
  * Every caller's promise settles after the shared COMMIT, never before: what it was told was
  * written is written, as with a transaction of its own. A failed COMMIT (a full disk) fails
- * every one of them; a transient conflict retries the whole group (`inTransaction`), each `work`
- * running again from the start.
+ * every one of them.
  */
 export function groupedCommits(db: Kysely<Database>): RunTransaction {
   let pending: Pending[] = []
