@@ -269,6 +269,33 @@ describe('the key check while a write transaction is open', () => {
   })
   after(() => stack.close())
 
+  it('answers concurrent key checks each with its own session, unknown and ended keys too', async () => {
+    // Registered at once: on SQLite they share commits, on PostgreSQL their key checks share queries.
+    const users = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => registerMessenger(stack, `concurrent-${i}`)),
+    )
+    const ended = users[3]
+    assert.equal(
+      (
+        await call(`${stack.service.url}/logout`, {
+          method: 'POST',
+          headers: { authorization: ended.sessionKey },
+        })
+      ).status,
+      200,
+    )
+    const keys = [...users.map((user) => user.sessionKey), 'x'.repeat(43)]
+    const answers = await Promise.all(
+      keys.map((key) => call(`${stack.service.url}/session`, { headers: { authorization: key } })),
+    )
+    assert.deepEqual(
+      answers.map((answer): unknown =>
+        answer.status === 200 ? answer.body.openId : answer.status,
+      ),
+      [...users.map((user) => (user === ended ? 401 : user.openId)), 401],
+    )
+  })
+
   it('answers without waiting for the transaction, and sees its writes once committed', async () => {
     const { sessionKey, openId } = await registerMessenger(stack)
     const check = () =>
