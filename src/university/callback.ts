@@ -274,8 +274,8 @@ export function createCallback(options: CallbackOptions): Callback {
     if (cookie === null || cookie.length > MAX_SECRET_LENGTH) {
       return refuse('no attempt cookie', input)
     }
-    if (!(await oidc.issuerAccepted(input.iss)))
-      return refuse('iss missing or not the issuer', input)
+    const issuerRefused = await oidc.checkIssuer(input.iss)
+    if (issuerRefused !== null) return refuse(issuerRefused, input)
     const now = clock.now().getTime()
     const attempt = await findOpenAttempt(db, state, hashSecret(cookie), now)
     if (attempt === null) return refuse('no attempt in progress for this browser', input)

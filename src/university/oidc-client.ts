@@ -5,6 +5,9 @@ import type { TokenAuthMethod } from '../config.js'
 import { describeCallFailure, describeProviderAnswer, userDeclined } from './oidc-failure.js'
 
 /** The university identity a round trip proved. Fields the provider did not give are absent. */
+/** Why a callback whose `iss` is missing (from a provider that sends it) or foreign is refused. */
+export const WRONG_ISS = 'iss missing or not the issuer'
+
 export interface UniversityIdentity {
   /** Who vouches for the subject: the OIDC issuer, or the UCL-API user-data origin. */
   issuer: string
@@ -45,9 +48,11 @@ export interface OidcClient {
   authorizationUrl(state: string, secrets: AttemptSecrets): Promise<string>
   /**
    * RFC 9207: the callback's `iss` must be the discovered issuer. A missing `iss` is accepted
-   * only from a provider that does not advertise the parameter (Entra ID does not).
+   * only from a provider that does not advertise the parameter (Entra ID does not). Null when
+   * accepted; otherwise why not, for the log: a wrong `iss`, or the issuer's discovery failing
+   * (then nothing can be checked, and the callback is refused as well).
    */
-  issuerAccepted(iss: string | undefined): Promise<boolean>
+  checkIssuer(iss: string | undefined): Promise<string | null>
   /** Exchanges the code (PKCE) and verifies the ID token: issuer, audience, signature, nonce, expiry. */
   complete(
     params: OidcCallbackParams,
@@ -211,15 +216,19 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
       return url.toString()
     },
 
-    async issuerAccepted(iss) {
+    async checkIssuer(iss) {
       let server: oidc.ServerMetadata
       try {
         server = await metadata()
-      } catch {
-        return false
+      } catch (error) {
+        const cause = error instanceof ProviderUnavailableError ? error.cause : error
+        return describeCallFailure('discovery', cause, [options.clientSecret])
       }
-      if (iss === undefined) return server.authorization_response_iss_parameter_supported !== true
-      return iss === server.issuer
+      const accepted =
+        iss === undefined
+          ? server.authorization_response_iss_parameter_supported !== true
+          : iss === server.issuer
+      return accepted ? null : WRONG_ISS
     },
 
     async complete(params, expected) {

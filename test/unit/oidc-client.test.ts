@@ -7,6 +7,7 @@ import {
   createOidcClient,
   studentStatus,
   tokenAuthMethodFor,
+  WRONG_ISS,
   type OidcClient,
   type OidcOutcome,
 } from '../../src/university/oidc-client.js'
@@ -85,7 +86,7 @@ describe('the OpenID Connect client against oidc-provider', () => {
     const { secrets, params } = await roundTrip('open-id-2')
     assert.equal(params.iss, provider.issuer)
     assert.equal(params.state, 'open-id-2')
-    assert.equal(await client.issuerAccepted(params.iss), true)
+    assert.equal(await client.checkIssuer(params.iss), null)
     const outcome = await client.complete(params, { ...secrets, state: 'open-id-2' })
     assert.equal(outcome.kind, 'linked', JSON.stringify(outcome))
     if (outcome.kind !== 'linked') return
@@ -156,10 +157,10 @@ describe('the OpenID Connect client against oidc-provider', () => {
   })
 
   it('accepts only the discovered issuer as iss, and requires it from this provider', async () => {
-    assert.equal(await client.issuerAccepted(provider.issuer), true)
-    assert.equal(await client.issuerAccepted(`${provider.issuer}/other`), false)
-    assert.equal(await client.issuerAccepted('https://evil.example'), false)
-    assert.equal(await client.issuerAccepted(undefined), false)
+    assert.equal(await client.checkIssuer(provider.issuer), null)
+    assert.equal(await client.checkIssuer(`${provider.issuer}/other`), WRONG_ISS)
+    assert.equal(await client.checkIssuer('https://evil.example'), WRONG_ISS)
+    assert.equal(await client.checkIssuer(undefined), WRONG_ISS)
   })
 
   it('fails on a wrong nonce, a wrong verifier, a wrong state and a replayed code', async () => {
@@ -364,15 +365,38 @@ describe('a provider without RFC 9207 iss (as Entra ID)', () => {
   after(() => entra.provider.close())
 
   it('accepts a callback without iss and completes the round trip', async () => {
-    assert.equal(await entra.client.issuerAccepted(undefined), true)
+    assert.equal(await entra.client.checkIssuer(undefined), null)
     const { params, outcome } = await entra.roundTrip()
     assert.equal(params.iss, undefined)
     assert.equal(outcome.kind, 'linked', JSON.stringify(outcome))
   })
 
   it('still refuses an iss that names another issuer', async () => {
-    assert.equal(await entra.client.issuerAccepted('https://evil.example'), false)
-    assert.equal(await entra.client.issuerAccepted(entra.provider.issuer), true)
+    assert.equal(await entra.client.checkIssuer('https://evil.example'), WRONG_ISS)
+    assert.equal(await entra.client.checkIssuer(entra.provider.issuer), null)
+  })
+})
+
+describe('a callback while the issuer cannot be discovered', () => {
+  it('is refused, saying discovery failed and why, never that iss was wrong', async () => {
+    // A provider that stopped: its port refuses connections.
+    const stopped = await startOidcProvider({ redirectUri: () => REDIRECT_URI })
+    const issuer = stopped.issuer
+    await stopped.close()
+    const client = createOidcClient({
+      issuer,
+      clientId: OIDC_CLIENT_ID,
+      clientSecret: OIDC_CLIENT_SECRET,
+      redirectUri: REDIRECT_URI,
+      scopes: 'openid email profile',
+      tokenAuthMethod: null,
+      timeoutMs: 5000,
+      allowInsecureRequests: true,
+      clock: new TestClock(),
+    })
+    const refused = await client.checkIssuer(issuer)
+    assert.match(refused ?? '', /^discovery failed: .*ECONNREFUSED/)
+    assert.ok(!refused?.includes(OIDC_CLIENT_SECRET))
   })
 })
 
