@@ -23,6 +23,24 @@ import {
 
 const REDIRECT_URI = 'http://127.0.0.1:9/authorize/university/callback'
 
+/** campusgate's client of the provider at `issuer`, as the service configures it. */
+function clientOf(
+  issuer: string,
+  options: { clock?: TestClock; tokenAuthMethod?: TokenAuthMethod | null } = {},
+): OidcClient {
+  return createOidcClient({
+    issuer,
+    clientId: OIDC_CLIENT_ID,
+    clientSecret: OIDC_CLIENT_SECRET,
+    redirectUri: REDIRECT_URI,
+    scopes: 'openid email profile',
+    tokenAuthMethod: options.tokenAuthMethod ?? null,
+    timeoutMs: 5000,
+    allowInsecureRequests: true,
+    clock: options.clock ?? new TestClock(),
+  })
+}
+
 describe('the OpenID Connect client against oidc-provider', () => {
   let provider: OidcProvider
   let clock: TestClock
@@ -31,17 +49,7 @@ describe('the OpenID Connect client against oidc-provider', () => {
   before(async () => {
     provider = await startOidcProvider({ redirectUri: () => REDIRECT_URI })
     clock = new TestClock()
-    client = createOidcClient({
-      issuer: provider.issuer,
-      clientId: OIDC_CLIENT_ID,
-      clientSecret: OIDC_CLIENT_SECRET,
-      redirectUri: REDIRECT_URI,
-      scopes: 'openid email profile',
-      tokenAuthMethod: null,
-      timeoutMs: 5000,
-      allowInsecureRequests: true,
-      clock,
-    })
+    client = clientOf(provider.issuer, { clock })
   })
   after(() => provider.close())
 
@@ -243,17 +251,7 @@ async function startCase(
   tokenAuthMethod: TokenAuthMethod | null = null,
 ) {
   const provider = await startOidcProvider({ ...providerOptions, redirectUri: () => REDIRECT_URI })
-  const client = createOidcClient({
-    issuer: provider.issuer,
-    clientId: OIDC_CLIENT_ID,
-    clientSecret: OIDC_CLIENT_SECRET,
-    redirectUri: REDIRECT_URI,
-    scopes: 'openid email profile',
-    tokenAuthMethod,
-    timeoutMs: 5000,
-    allowInsecureRequests: true,
-    clock: new TestClock(),
-  })
+  const client = clientOf(provider.issuer, { tokenAuthMethod })
   /** A whole round trip: the browser signs in, then the client completes it. */
   async function roundTrip(options: SignInOptions = {}) {
     const secrets = attemptSecrets(`cookie-${Math.random()}`)
@@ -383,17 +381,7 @@ describe('a callback while the issuer cannot be discovered', () => {
     const stopped = await startOidcProvider({ redirectUri: () => REDIRECT_URI })
     const issuer = stopped.issuer
     await stopped.close()
-    const client = createOidcClient({
-      issuer,
-      clientId: OIDC_CLIENT_ID,
-      clientSecret: OIDC_CLIENT_SECRET,
-      redirectUri: REDIRECT_URI,
-      scopes: 'openid email profile',
-      tokenAuthMethod: null,
-      timeoutMs: 5000,
-      allowInsecureRequests: true,
-      clock: new TestClock(),
-    })
+    const client = clientOf(issuer)
     const refused = await client.checkIssuer(issuer)
     assert.match(refused ?? '', /^discovery failed: .*ECONNREFUSED/)
     assert.ok(!refused?.includes(OIDC_CLIENT_SECRET))
