@@ -113,6 +113,15 @@ export async function registerMessenger(
   return { sessionKey: response.body.sessionKey as string, openId: login.openId }
 }
 
+/** POST /logout with the session's key: the session ends. */
+export async function logout(stack: Stack, sessionKey: string): Promise<void> {
+  const response = await call(`${stack.service.url}/logout`, {
+    method: 'POST',
+    headers: { authorization: sessionKey },
+  })
+  assert.equal(response.status, 200, response.text)
+}
+
 /** POST /register/university and the confirmation link from the mail that arrives. */
 export async function requestConfirmationLink(
   stack: Stack,

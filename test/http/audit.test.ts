@@ -6,6 +6,7 @@ import { call } from '../helpers/service.js'
 import {
   decideAtProvider,
   followCallback,
+  logout,
   openLink,
   registerMessenger,
   requestConfirmationLink,
@@ -58,15 +59,7 @@ describe('the audit trail', () => {
     secrets.push(new URL(callback).searchParams.get('code') ?? 'no-code')
 
     // Logout.
-    assert.equal(
-      (
-        await call(`${stack.service.url}/logout`, {
-          method: 'POST',
-          headers: { authorization: again.sessionKey },
-        })
-      ).status,
-      200,
-    )
+    await logout(stack, again.sessionKey)
 
     const events = await eventsOf(first.openId)
     assert.deepEqual(

@@ -16,7 +16,7 @@ import {
 import { logLines } from '../helpers/logs.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 import { call, startService } from '../helpers/service.js'
-import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+import { logout, registerMessenger, startStack, type Stack } from '../helpers/stack.js'
 import { hashSecret } from '../../src/lib/secrets.js'
 
 // The hot path's statement handling: the same answers as plain Kysely, statements compiled and
@@ -275,15 +275,7 @@ describe('the key check while a write transaction is open', () => {
       Array.from({ length: 8 }, (_, i) => registerMessenger(stack, `concurrent-${i}`)),
     )
     const ended = users[3]
-    assert.equal(
-      (
-        await call(`${stack.service.url}/logout`, {
-          method: 'POST',
-          headers: { authorization: ended.sessionKey },
-        })
-      ).status,
-      200,
-    )
+    await logout(stack, ended.sessionKey)
     const keys = [...users.map((user) => user.sessionKey), 'x'.repeat(43)]
     const answers = await Promise.all(
       keys.map((key) => call(`${stack.service.url}/session`, { headers: { authorization: key } })),
