@@ -159,6 +159,15 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
     return discovered
   }
 
+  /** Why `metadata()` failed, as the failure line of the discovery call (the cause, unwrapped). */
+  function discoveryFailure(
+    error: unknown,
+    secrets: readonly (string | undefined)[],
+  ): Promise<string> {
+    const cause = error instanceof ProviderUnavailableError ? error.cause : error
+    return describeCallFailure('discovery', cause, secrets)
+  }
+
   /**
    * A configuration per use, so openid-client's key cache is the one we hand it. Its age is
    * measured on the app's clock: once the keys are a minute old, an unknown `kid` makes
@@ -221,8 +230,7 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
       try {
         server = await metadata()
       } catch (error) {
-        const cause = error instanceof ProviderUnavailableError ? error.cause : error
-        return describeCallFailure('discovery', cause, [options.clientSecret])
+        return discoveryFailure(error, [options.clientSecret])
       }
       const accepted =
         iss === undefined
@@ -245,8 +253,7 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
       try {
         server = await metadata()
       } catch (error) {
-        const cause = error instanceof ProviderUnavailableError ? error.cause : error
-        return { kind: 'failed', reason: await describeCallFailure('discovery', cause, secrets) }
+        return { kind: 'failed', reason: await discoveryFailure(error, secrets) }
       }
       // Only what the provider sent, on the registered redirect URI: never the request's Host.
       const callback = new URL(options.redirectUri)
