@@ -158,6 +158,8 @@ export function createDb(url: string, options: { poolSize: number }): Db {
   // the next one) fails with the same error and is answered 503, so nothing more is done here.
   pool.on('connect', (client) => client.on('error', () => undefined))
   const nameOf = statementNamer()
+  const readRows = async <Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> =>
+    (await pool.query(pgQuery(nameOf, sql, parameters))).rows as Row[]
   const writes = createWriteWatch()
   return {
     kysely: new Kysely<Database>({
@@ -168,9 +170,8 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     onConnectionError: (next) => (listener = next),
     reader: {
       first: async <Row>(sql: string, parameters: readonly unknown[]) =>
-        (await pool.query(pgQuery(nameOf, sql, parameters))).rows[0] as Row | undefined,
-      all: async <Row>(sql: string, parameters: readonly unknown[]) =>
-        (await pool.query(pgQuery(nameOf, sql, parameters))).rows as Row[],
+        (await readRows<Row>(sql, parameters))[0],
+      all: readRows,
       roundTrips: true,
     },
     writes,
