@@ -2,7 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
 import { inTransaction } from './transaction.js'
 
-/** Runs `work` in a transaction of its own, or in a savepoint of a transaction shared with others. */
+/** Runs `work` in a transaction of its own, or in a savepoint of one shared with others. */
 export type RunTransaction = <T>(work: (trx: Transaction<Database>) => Promise<T>) => Promise<T>
 
 /** Bounds a group: more transactions in one turn make another group. */
@@ -17,10 +17,11 @@ interface Pending {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 
 /**
- * For SQLite, whose commit is most of a registration's cost: every page the transaction changed is written
- * to the WAL, two system calls a page, one page at least per B-tree it touched. The transactions
- * handed in within one turn of the event loop (`setImmediate`) share one: each runs in its own
- * savepoint, and one that fails is rolled back to it alone, so each still commits all or nothing.
+ * For SQLite, whose commit is most of a registration's cost: every page the transaction changed
+ * is written to the WAL, two system calls a page, one page at least per B-tree it touched. The
+ * transactions handed in within one turn of the event loop (`setImmediate`) share one: each runs
+ * in its own savepoint, and one that fails is rolled back to it alone, so each still commits all
+ * or nothing.
  * Every caller's promise settles after the shared COMMIT, never before: what it was told was
  * written is written, as with a transaction of its own. A failed COMMIT (a full disk) fails
  * every one of them.
