@@ -10,9 +10,9 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from '../test/helpers/service.js'
 import { BENCH_APP } from './harness/bench-app.js'
 import { loadDist } from './harness/dist.js'
+import { benchPort } from './harness/ports.js'
 import { makePlan, settingsFrom, type Plan, type Scenario } from './harness/plan.js'
 import {
   LOAD_CPU,
@@ -161,7 +161,7 @@ async function main(): Promise<number> {
     }
 
     log('starting servers …')
-    const code2sessionPort = await freePort()
+    const code2sessionPort = await benchPort()
     const code2session = await startServer({
       name: 'code2session',
       command: process.execPath,
@@ -174,7 +174,7 @@ async function main(): Promise<number> {
     const specs: ServerSpec[] = []
     // Chosen first, so a backend knows the port of the campusgate it stands in front of.
     const ports = new Map<string, number>()
-    for (const planned of plan.servers) ports.set(planned.name, await freePort())
+    for (const planned of plan.servers) ports.set(planned.name, await benchPort())
     for (const planned of plan.servers) {
       const port = ports.get(planned.name)!
       const what = planned.what
