@@ -90,9 +90,11 @@ export const mediaType = fp(
     acceptJsonBodiesOnly(app)
 
     app.addHook('onRequest', (request, _reply, done) => {
+      // Fastify builds `routeOptions` anew on every read.
+      const { config } = request.routeOptions
       if (
-        wantsVersionedMediaType(request) &&
-        request.routeOptions.config.answersAnyAccept !== true &&
+        config.versionedMediaType !== false &&
+        config.answersAnyAccept !== true &&
         !acceptsV1(request.headers.accept)
       ) {
         return done(new AppError('unsupportedApiVersion'))

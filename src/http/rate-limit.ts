@@ -2,7 +2,7 @@ import { isIP } from 'node:net'
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
 import LocalStore from '@fastify/rate-limit/store/LocalStore.js'
 import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
 import type { RateLimitConfig } from '../config.js'
@@ -14,16 +14,23 @@ declare module 'fastify' {
      * The stricter per-address limit of registration and callback routes. List it first in a
      * route's `onRequest`, before the tier guard, so floods are refused before any lookup.
      */
-    limitSensitive: onRequestAsyncHookHandler
+    limitSensitive: onRequestHookHandler
     /**
      * Counts a request that carried a session key, once the tier guard has checked it: against
-     * the session when the key is valid, against the client address when it is not.
+     * the session when the key is valid, against the client address when it is not. `done`
+     * gets the refusal, if any; under its limits it is called at once with the in-memory store.
      */
-    countChecked(request: FastifyRequest, sessionId: string | null): Promise<void>
+    countChecked(
+      request: FastifyRequest,
+      sessionId: string | null,
+      done: (error?: AppError) => void,
+    ): void
   }
   interface FastifyRequest {
     /** Over a limit on a route that answers anyway (the callback): act on nothing. */
     overRateLimit: boolean
+    /** This request has been counted against a limit: each is counted once. */
+    rateLimitCounted: boolean
   }
   interface FastifyContextConfig {
     /** The route answers as usual when over a limit, with `overRateLimit` set (the callback). */
@@ -112,7 +119,11 @@ function rateLimited(secondsLeft: number): AppError {
   return new AppError('rateLimitExceeded', { retryAfterSeconds: Math.max(1, secondsLeft) })
 }
 
-type Limiter = (request: FastifyRequest) => Promise<void>
+/**
+ * Counts one request against `key` and calls `done` with the refusal, if any. The in-memory store
+ * answers at once, so a request under its limits passes without a promise; Redis answers later.
+ */
+type Limiter = (request: FastifyRequest, key: string, done: (error?: AppError) => void) => void
 
 /**
  * docs/decisions.md, "Rate limits": per client address, per valid session, and a stricter per-address limit on
@@ -137,48 +148,42 @@ export const rateLimits = fp(
      * the plugin's per-call wrapper (its options merged, its hooks' bookkeeping, four awaits)
      * cost more than the count itself.
      */
-    function limiter(
-      max: number,
-      prefix: 'address' | 'sensitive' | 'session',
-      key: (request: FastifyRequest) => string,
-    ): Limiter {
-      if (max === 0) return () => Promise.resolve()
+    function limiter(max: number, prefix: 'address' | 'sensitive' | 'session'): Limiter {
+      if (max === 0) return (_request, _key, done) => done()
       // Its own counters: in memory, room for many clients before the least recent are forgotten.
       const store = redis === null ? new LocalStore(false, false, 50_000) : redisStore(redis)
-      return (request) =>
-        new Promise((resolve, reject) => {
-          store.incr(
-            `${prefix}:${key(request)}`,
-            (error, counted) => {
-              // With Redis briefly unreachable, serve unlimited rather than fail every request.
-              if (error !== null || counted === undefined || counted.current <= max) {
-                return resolve()
-              }
-              onRefused?.(prefix === 'sensitive' ? 'registration' : prefix)
-              if (request.routeOptions.config.answersWhenRateLimited === true) {
-                request.overRateLimit = true
-                return resolve()
-              }
-              reject(rateLimited(Math.ceil(counted.ttl / 1000)))
-            },
-            limits.windowMs,
-            max,
-          )
-        })
+      return (request, key, done) =>
+        store.incr(
+          `${prefix}:${key}`,
+          (error, counted) => {
+            // With Redis briefly unreachable, serve unlimited rather than fail every request.
+            if (error !== null || counted === undefined || counted.current <= max) return done()
+            onRefused?.(prefix === 'sensitive' ? 'registration' : prefix)
+            if (request.routeOptions.config.answersWhenRateLimited === true) {
+              request.overRateLimit = true
+              return done()
+            }
+            done(rateLimited(Math.ceil(counted.ttl / 1000)))
+          },
+          limits.windowMs,
+          max,
+        )
     }
 
-    const byAddress = (request: FastifyRequest): string => addressKey(request.ip)
-    const sessionOf = new WeakMap<FastifyRequest, string>()
-    const countAddress: Limiter = limiter(limits.globalMax, 'address', byAddress)
-    const countSensitive: Limiter = limiter(limits.sensitiveMax, 'sensitive', byAddress)
-    const countSession: Limiter = limiter(
-      limits.perSessionMax,
-      'session',
-      (request) => sessionOf.get(request) ?? byAddress(request),
-    )
-    const counted = new WeakSet<FastifyRequest>()
+    const countAddress = limiter(limits.globalMax, 'address')
+    const countSensitive = limiter(limits.sensitiveMax, 'sensitive')
+    const countSession = limiter(limits.perSessionMax, 'session')
+    /** Counts against the request's address, once; `done` as a hook's. */
+    const countOnceByAddress = (
+      request: FastifyRequest,
+      done: (error?: AppError) => void,
+    ): void => {
+      request.rateLimitCounted = true
+      countAddress(request, addressKey(request.ip), done)
+    }
 
     app.decorateRequest('overRateLimit', false)
+    app.decorateRequest('rateLimitCounted', false)
 
     const exempt = (request: FastifyRequest): boolean =>
       request.routeOptions.config.exemptFromAddressLimit === true
@@ -186,37 +191,30 @@ export const rateLimits = fp(
     // cost no promise (these run on every request, the key check included).
     app.addHook('onRequest', (request, _reply, done) => {
       if (request.headers.authorization !== undefined || exempt(request)) return done()
-      counted.add(request)
-      countAddress(request).then(() => done(), done)
+      countOnceByAddress(request, done)
     })
     // Routing and route hooks are done: a key no guard checked counts against the address.
     app.addHook('preParsing', (request, _reply, payload, done) => {
-      if (counted.has(request) || exempt(request)) return done(null, payload)
-      counted.add(request)
-      countAddress(request).then(() => done(null, payload), done)
+      if (request.rateLimitCounted || exempt(request)) return done(null, payload)
+      countOnceByAddress(request, (error) => done(error ?? null, payload))
     })
 
     // Refused before routing finished (406, 404 with a key): still counted, after the answer.
     app.addHook('onResponse', (request, _reply, done) => {
-      if (counted.has(request) || exempt(request)) return done()
-      counted.add(request)
-      countAddress(request).then(
-        () => done(),
-        () => done(),
-      )
+      if (request.rateLimitCounted || exempt(request)) return done()
+      countOnceByAddress(request, () => done())
     })
 
-    app.decorate('countChecked', async function countChecked(request, sessionId) {
-      if (counted.has(request)) return
-      counted.add(request)
-      if (sessionId === null) return countAddress(request)
-      sessionOf.set(request, sessionId)
-      return countSession(request)
+    app.decorate('countChecked', function countChecked(request, sessionId, done) {
+      if (request.rateLimitCounted) return done()
+      if (sessionId === null) return countOnceByAddress(request, done)
+      request.rateLimitCounted = true
+      countSession(request, sessionId, done)
     } satisfies FastifyInstance['countChecked'])
 
-    app.decorate('limitSensitive', async function limitSensitive(request) {
-      await countSensitive(request)
-    } satisfies onRequestAsyncHookHandler)
+    app.decorate('limitSensitive', function limitSensitive(request, _reply, done) {
+      countSensitive(request, addressKey(request.ip), done)
+    } satisfies onRequestHookHandler)
   },
   { name: 'rate-limits' },
 )

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../errors.js'
 import { MAX_SECRET_LENGTH } from '../lib/secrets.js'
@@ -15,7 +15,7 @@ declare module 'fastify' {
      * A route-level `onRequest` hook that admits only sessions of at least `tier`:
      * `app.get('/forum', { onRequest: app.requireTier('university-registered') }, handler)`.
      */
-    requireTier(tier: Tier): onRequestAsyncHookHandler
+    requireTier(tier: Tier): onRequestHookHandler
   }
 }
 
@@ -47,24 +47,28 @@ async function authenticate(sessions: Sessions, request: FastifyRequest): Promis
 export const tierGuard = fp(
   function tierGuardPlugin(app: FastifyInstance, options: { sessions: Sessions }) {
     app.decorateRequest('session', null)
-    app.decorate('requireTier', (tier: Tier): onRequestAsyncHookHandler => {
+    app.decorate('requireTier', (tier: Tier): onRequestHookHandler => {
       // Fail closed: a tier this guard does not know is a programming error, found at start-up.
       if (typeof tier !== 'string' || !Object.hasOwn(RANK, tier)) {
         throw new Error(`requireTier: unknown tier ${JSON.stringify(tier)}`)
       }
-      return async function requireTier(request) {
-        let session: Session
-        try {
-          session = await authenticate(options.sessions, request)
-        } catch (error) {
+      // Callback-style: under its limits with in-memory counters, the count after the key check
+      // settles at once, and the hook costs the key check's promise only.
+      return function requireTier(request, _reply, done) {
+        authenticate(options.sessions, request).then(
+          (session) =>
+            // A valid key counts against its session, not the address it comes from.
+            app.countChecked(request, session.id, (refusal) => {
+              if (refusal !== undefined) return done(refusal)
+              if (RANK[session.tier] < RANK[tier]) {
+                return done(new AppError('insufficientRegistrationTier'))
+              }
+              request.session = session
+              done()
+            }),
           // A key that is missing or not valid counts against the client's address.
-          await app.countChecked(request, null)
-          throw error
-        }
-        // A valid key counts against its session, not the address it comes from.
-        await app.countChecked(request, session.id)
-        if (RANK[session.tier] < RANK[tier]) throw new AppError('insufficientRegistrationTier')
-        request.session = session
+          (error: Error) => app.countChecked(request, null, (refusal) => done(refusal ?? error)),
+        )
       }
     })
   },
