@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyContextConfig, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import secureJson from 'secure-json-parse'
 import { AppError } from '../errors.js'
@@ -77,8 +77,8 @@ declare module 'fastify' {
   }
 }
 
-function wantsVersionedMediaType(request: FastifyRequest): boolean {
-  return request.routeOptions.config.versionedMediaType !== false
+function wantsVersionedMediaType(config: FastifyContextConfig): boolean {
+  return config.versionedMediaType !== false
 }
 
 /**
@@ -93,7 +93,7 @@ export const mediaType = fp(
       // Fastify builds `routeOptions` anew on every read.
       const { config } = request.routeOptions
       if (
-        config.versionedMediaType !== false &&
+        wantsVersionedMediaType(config) &&
         config.answersAnyAccept !== true &&
         !acceptsV1(request.headers.accept)
       ) {
@@ -107,7 +107,7 @@ export const mediaType = fp(
       if (typeof contentType !== 'string') return done(null, payload)
       if (
         /^application\/(json|vnd\.service\.v1\+json)\b/.test(contentType) &&
-        wantsVersionedMediaType(request)
+        wantsVersionedMediaType(request.routeOptions.config)
       ) {
         reply.header('content-type', MEDIA_TYPE)
       }
