@@ -4,10 +4,10 @@ import type { Clock } from '../clock.js'
 import type { TokenAuthMethod } from '../config.js'
 import { describeCallFailure, describeProviderAnswer, userDeclined } from './oidc-failure.js'
 
-/** The university identity a round trip proved. Fields the provider did not give are absent. */
 /** Why a callback whose `iss` is missing (from a provider that sends it) or foreign is refused. */
 export const WRONG_ISS = 'iss missing or not the issuer'
 
+/** The university identity a round trip proved. Fields the provider did not give are absent. */
 export interface UniversityIdentity {
   /** Who vouches for the subject: the OIDC issuer, or the UCL-API user-data origin. */
   issuer: string
