@@ -5,17 +5,7 @@
 // per request are those shares of the CPU per request the bench measured.
 // Usage: npx tsx bench/hook-costs.ts PROFILE.cpuprofile CPU_US_PER_REQUEST
 import { readFileSync } from 'node:fs'
-
-interface ProfileNode {
-  id: number
-  callFrame: { functionName: string; url: string; lineNumber: number }
-  children?: number[]
-}
-interface Profile {
-  nodes: ProfileNode[]
-  samples: number[]
-  timeDeltas: number[]
-}
+import { selfTimes, type CpuProfile, type ProfileNode } from './harness/cpu-profile.js'
 
 /** The hooks and steps of a guarded request, by the function that runs them in dist/. */
 const HOOKS: [label: string, file: string, functionName: string | null][] = [
@@ -36,12 +26,9 @@ const [file, perRequest] = process.argv.slice(2)
 if (file === undefined || perRequest === undefined) {
   throw new Error('usage: npx tsx bench/hook-costs.ts PROFILE.cpuprofile CPU_US_PER_REQUEST')
 }
-const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
+const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile
 const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-const selfTime = new Map<number, number>()
-profile.samples.forEach((id, i) =>
-  selfTime.set(id, (selfTime.get(id) ?? 0) + profile.timeDeltas[i]),
-)
+const { self: selfTime, paused } = selfTimes(profile)
 let busy = 0
 for (const [id, time] of selfTime) {
   if (byId.get(id)!.callFrame.functionName !== '(idle)') busy += time
@@ -89,3 +76,6 @@ const rows = HOOKS.map(([label, where, functionName]) => {
   }
 })
 console.table(rows)
+console.log(
+  `left out: ${(paused / 1e6).toFixed(1)} s while the server was stopped between its turns`,
+)
