@@ -13,6 +13,7 @@ import * as m0004 from './migrations/0004_secrets_at_rest.js'
 import * as m0005 from './migrations/0005_oidc_university_identity.js'
 import * as m0006 from './migrations/0006_ops_audit_events.js'
 import * as m0008 from './migrations/0008_webhook_events.js'
+import * as m0009 from './migrations/0009_sessions_created_at.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_oidc_university_identity': m0005,
   '0006_ops_audit_events': m0006,
   '0008_webhook_events': m0008,
+  '0009_sessions_created_at': m0009,
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }

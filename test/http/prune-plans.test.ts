@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import SQLite from 'better-sqlite3'
+import type { CompiledQuery, KyselyPlugin, RootOperationNode } from 'kysely'
+import pg from 'pg'
+import { createDb, type Db } from '../../src/db/database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { findExpiredSessionIds } from '../../src/sessions/store.js'
+import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
+
+// The pruner runs on the event loop of one instance every minute: its reads of `sessions` must
+// search an index, never read the whole table (SQLite and, with DATABASE_URL, PostgreSQL).
+
+/** Records every query run through it, to be explained afterwards. */
+class Recorder implements KyselyPlugin {
+  readonly nodes: RootOperationNode[] = []
+  transformQuery({ node }: { node: RootOperationNode }): RootOperationNode {
+    this.nodes.push(node)
+    return node
+  }
+  transformResult<R>({ result }: { result: R }): Promise<R> {
+    return Promise.resolve(result)
+  }
+}
+
+/** The plan of one query on `sessions`: whether every read of the table searched an index. */
+async function searchesIndexes(database: TestDatabase, query: CompiledQuery): Promise<string> {
+  const parameters = [...query.parameters]
+  if (TEST_DIALECT === 'sqlite') {
+    const file = new SQLite(database.url.slice('sqlite:'.length), { readonly: true })
+    try {
+      const plan = file.prepare(`EXPLAIN QUERY PLAN ${query.sql}`).all(parameters) as {
+        detail: string
+      }[]
+      return plan.map((step) => step.detail).join('; ')
+    } finally {
+      file.close()
+    }
+  }
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  try {
+    // On a table this small a sequential scan is cheapest; what is asked is whether an index can
+    // answer the conditions at all.
+    await client.query('SET enable_seqscan = off')
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN ${query.sql}`,
+      parameters,
+    )
+    return rows.map((row) => row['QUERY PLAN'].trim()).join('; ')
+  } finally {
+    await client.end()
+  }
+}
+
+describe('the pruner reads expired and aged sessions by index', () => {
+  let database: TestDatabase
+  let db: Db
+
+  before(async () => {
+    database = await freshDatabase()
+    db = createDb(database.url, { poolSize: 2 })
+    await migrateToLatest(db)
+  })
+
+  after(async () => {
+    await db.kysely.destroy()
+    await database.drop()
+  })
+
+  for (const createdBefore of [null, 1_000]) {
+    it(`finds sessions without reading them all (SESSION_MAX_AGE ${createdBefore === null ? 'unset' : 'set'})`, async () => {
+      const recorder = new Recorder()
+      await findExpiredSessionIds(db.kysely.withPlugin(recorder), 2_000, createdBefore, 100)
+      assert.equal(recorder.nodes.length, createdBefore === null ? 1 : 2)
+      for (const node of recorder.nodes) {
+        const query = db.kysely.getExecutor().compileQuery(node, { queryId: 'plan' })
+        const plan = await searchesIndexes(database, query)
+        if (TEST_DIALECT === 'sqlite') {
+          assert.match(plan, /SEARCH sessions USING INDEX sessions_(expires|created)_at/, plan)
+          assert.doesNotMatch(plan, /SCAN sessions/, plan)
+        } else {
+          assert.match(plan, /Index Cond: \((expires|created)_at <= /, plan)
+          assert.doesNotMatch(plan, /Seq Scan on sessions/, plan)
+        }
+      }
+    })
+  }
+
+  it('gives the expired first, then the aged, each once and no more than asked', async () => {
+    const now = 10_000
+    const users = ['a', 'b', 'c', 'd'].map((id) => ({
+      id,
+      open_id: `o-${id}`,
+      created_at: 1,
+      updated_at: 1,
+    }))
+    await db.kysely.insertInto('users').values(users).execute()
+    await db.kysely
+      .insertInto('sessions')
+      .values([
+        // expired, and past the cap too
+        {
+          id: 's-a',
+          user_id: 'a',
+          key_hash: 'ha',
+          created_at: 100,
+          expires_at: 9_000,
+          touched_at: 100,
+        },
+        // expired only
+        {
+          id: 's-b',
+          user_id: 'b',
+          key_hash: 'hb',
+          created_at: 5_000,
+          expires_at: 8_000,
+          touched_at: 5_000,
+        },
+        // past the cap only
+        {
+          id: 's-c',
+          user_id: 'c',
+          key_hash: 'hc',
+          created_at: 200,
+          expires_at: 50_000,
+          touched_at: 200,
+        },
+        // neither
+        {
+          id: 's-d',
+          user_id: 'd',
+          key_hash: 'hd',
+          created_at: 6_000,
+          expires_at: 50_000,
+          touched_at: 6_000,
+        },
+      ])
+      .execute()
+    assert.deepEqual(await findExpiredSessionIds(db.kysely, now, null, 10), ['s-b', 's-a'])
+    assert.deepEqual(await findExpiredSessionIds(db.kysely, now, 1_000, 10), ['s-b', 's-a', 's-c'])
+    assert.deepEqual(await findExpiredSessionIds(db.kysely, now, 1_000, 2), ['s-b', 's-a'])
+    assert.deepEqual(await findExpiredSessionIds(db.kysely, now, 1_000, 3), ['s-b', 's-a', 's-c'])
+  })
+})
