@@ -229,26 +229,23 @@ export async function findExpiredSessionIds(
   createdBefore: number | null,
   limit: number,
 ): Promise<string[]> {
-  const expired = await db
-    .selectFrom('sessions')
-    .select('id')
-    .where('expires_at', '<=', now)
-    .orderBy('expires_at')
-    .limit(limit)
-    .execute()
-  const ids = expired.map((row) => row.id)
+  const oldestBy = async (column: 'expires_at' | 'created_at', bound: number) => {
+    const rows = await db
+      .selectFrom('sessions')
+      .select('id')
+      .where(column, '<=', bound)
+      .orderBy(column)
+      .limit(limit)
+      .execute()
+    return rows.map((row) => row.id)
+  }
+  const ids = await oldestBy('expires_at', now)
   if (createdBefore === null || ids.length === limit) return ids
   // Two reads, each searching its own index: neither index can answer an OR of the two
   // conditions, so one query with it read every session.
-  const aged = await db
-    .selectFrom('sessions')
-    .select('id')
-    .where('created_at', '<=', createdBefore)
-    .orderBy('created_at')
-    .limit(limit)
-    .execute()
+  const aged = await oldestBy('created_at', createdBefore)
   const found = new Set(ids)
-  for (const { id } of aged) if (found.size < limit) found.add(id)
+  for (const id of aged) if (found.size < limit) found.add(id)
   return [...found]
 }
 
