@@ -23,8 +23,8 @@ class Recorder implements KyselyPlugin {
   }
 }
 
-/** The plan of one query on `sessions`: whether every read of the table searched an index. */
-async function searchesIndexes(database: TestDatabase, query: CompiledQuery): Promise<string> {
+/** The database's plan for one query, its steps joined into one line for the assertions. */
+async function planOf(database: TestDatabase, query: CompiledQuery): Promise<string> {
   const parameters = [...query.parameters]
   if (TEST_DIALECT === 'sqlite') {
     const file = new SQLite(database.url.slice('sqlite:'.length), { readonly: true })
@@ -75,7 +75,7 @@ describe('the pruner reads expired and aged sessions by index', () => {
       assert.equal(recorder.nodes.length, createdBefore === null ? 1 : 2)
       for (const node of recorder.nodes) {
         const query = db.kysely.getExecutor().compileQuery(node, { queryId: 'plan' })
-        const plan = await searchesIndexes(database, query)
+        const plan = await planOf(database, query)
         if (TEST_DIALECT === 'sqlite') {
           assert.match(plan, /SEARCH sessions USING INDEX sessions_(expires|created)_at/, plan)
           assert.doesNotMatch(plan, /SCAN sessions/, plan)
