@@ -37,6 +37,8 @@ export interface Config {
   readonly messenger: {
     readonly apiBaseUrl: string
     readonly allowedAppIds: readonly string[] | null
+    /** MESSENGER_APP_SECRETS: appId → its AppSecret, kept on the server (never printed). */
+    readonly appSecrets: ReadonlyMap<string, string>
     readonly timeoutMs: number
   }
   readonly university: {
@@ -313,6 +315,25 @@ function encryptionKeys(env: Env): Buffer[] | null {
 }
 
 /**
+ * MESSENGER_APP_SECRETS: `appId:secret` items, comma-separated. An AppSecret is base62 and an appId
+ * holds no colon, so the first colon splits them. Messages never repeat a secret.
+ */
+function appSecrets(env: Env): Map<string, string> {
+  const held = new Map<string, string>()
+  for (const [index, item] of (list(env, 'MESSENGER_APP_SECRETS') ?? []).entries()) {
+    const colon = item.indexOf(':')
+    const appId = colon < 0 ? '' : item.slice(0, colon).trim()
+    const secret = colon < 0 ? '' : item.slice(colon + 1).trim()
+    if (appId === '' || secret === '' || appId.length > 512 || secret.length > 512) {
+      fail('MESSENGER_APP_SECRETS', `item ${index + 1} is not appId:secret`)
+    }
+    if (held.has(appId)) fail('MESSENGER_APP_SECRETS', `names ${JSON.stringify(appId)} twice`)
+    held.set(appId, secret)
+  }
+  return held
+}
+
+/**
  * Whether the operator configured a university identity provider, by any protocol. The sandbox
  * runs only when neither this nor the messenger platform is configured.
  */
@@ -447,8 +468,18 @@ export function loadConfig(env: Env): Config {
         'an https: URL is required when NODE_ENV=production (the attempt cookie is Secure only over https)',
       )
     }
-    if ((list(env, 'MESSENGER_ALLOWED_APP_IDS') ?? []).length === 0) {
+    const allowed = list(env, 'MESSENGER_ALLOWED_APP_IDS') ?? []
+    if (allowed.length === 0) {
       fail('MESSENGER_ALLOWED_APP_IDS', 'is required when NODE_ENV=production')
+    }
+    // SPEC.md, "Messenger platform secrets": in production no AppSecret comes from a client.
+    const held = appSecrets(env)
+    const missing = allowed.filter((appId) => !held.has(appId))
+    if (missing.length > 0) {
+      fail(
+        'MESSENGER_APP_SECRETS',
+        `is required when NODE_ENV=production: a server-held secret for each appId of MESSENGER_ALLOWED_APP_IDS (missing: ${missing.join(', ')})`,
+      )
     }
     if (read(env, 'DATA_ENCRYPTION_KEY') === undefined) {
       fail('DATA_ENCRYPTION_KEY', 'is required when NODE_ENV=production')
@@ -508,6 +539,7 @@ export function loadConfig(env: Env): Config {
       apiBaseUrl:
         messengerBase ?? (sandbox.messenger ? `${sandboxBase}/messenger` : WECHAT_API_BASE_URL),
       allowedAppIds: list(env, 'MESSENGER_ALLOWED_APP_IDS'),
+      appSecrets: appSecrets(env),
       timeoutMs: 5000,
     }),
     university: Object.freeze({

@@ -24,6 +24,7 @@ import { createMessengerClient, type MessengerClient } from './messenger/client.
 import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js'
 import { createOriginalImport, type OriginalImport } from './original/service.js'
 import { createSandboxMailbox, type SandboxMailbox } from './sandbox/mailbox.js'
+import { SANDBOX_APP } from './sandbox/messenger.js'
 import { createSessions, type Sessions } from './sessions/service.js'
 import { createUniversityClient } from './university/client.js'
 import { createOidcClient } from './university/oidc-client.js'
@@ -159,6 +160,10 @@ export function createServices(deps: ServicesDeps): Services {
   })
   const messenger = createMessengerClient({
     ...config.messenger,
+    appSecrets: {
+      held: config.messenger.appSecrets,
+      sandboxApp: config.sandbox.messenger ? SANDBOX_APP : undefined,
+    },
     onCall: (answered, seconds) => metrics.providerCall('messenger', answered, seconds),
   })
   const mailWorker = createMailWorker({

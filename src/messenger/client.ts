@@ -1,10 +1,12 @@
 import { Agent, request } from 'undici'
 import { AppError } from '../errors.js'
+import { createAppSecrets, type AppSecretsOptions } from './app-secrets.js'
 import type { MessengerIdentity } from '../sessions/service.js'
 
 export interface MessengerClient {
   /**
-   * Exchanges a login code for the user's identity (WeChat `code2session`). Throws
+   * Exchanges a login code for the user's identity (WeChat `code2session`), with the server-held
+   * secret of `appId` when there is one, else with the client's `appSecret`. Throws
    * `failedMessengerAuthentication` when the platform refuses, `messengerPlatformUnavailable`
    * when it cannot be asked.
    */
@@ -17,6 +19,8 @@ export interface MessengerClientOptions {
   apiBaseUrl: string
   timeoutMs: number
   allowedAppIds: readonly string[] | null
+  /** The secrets held on the server (MESSENGER_APP_SECRETS, and the sandbox's own app). */
+  appSecrets: AppSecretsOptions
   /** Told of every call: whether the platform answered (no answer or a 5xx is a failure), and how long it took. */
   onCall?: (answered: boolean, seconds: number) => void
 }
@@ -68,6 +72,7 @@ function unavailableReason(cause: unknown): string {
  */
 export function createMessengerClient(options: MessengerClientOptions): MessengerClient {
   const endpoint = `${options.apiBaseUrl}/sns/jscode2session`
+  const secretFor = createAppSecrets(options.appSecrets)
   const agent = new Agent({
     connections: MAX_CONNECTIONS,
     connectTimeout: options.timeoutMs,
@@ -97,7 +102,8 @@ export function createMessengerClient(options: MessengerClientOptions): Messenge
 
   return {
     close: () => agent.close(),
-    async code2session(appId, appSecret, code) {
+    async code2session(appId, clientSecret, code) {
+      const appSecret = secretFor(appId, clientSecret)
       if ([appId, appSecret, code].some((value) => value.length > MAX_CREDENTIAL_LENGTH)) {
         throw new AppError('failedMessengerAuthentication')
       }

@@ -296,3 +296,138 @@ describe('POST /register/messenger when the messenger platform misbehaves', () =
     }
   })
 })
+
+describe('POST /register/messenger with server-held secrets (issue 37)', () => {
+  let platform: Server
+  let platformUrl: string
+  /** The `secret` of every code2session call the platform received, by appId. */
+  let received: { appid: string | null; secret: string | null }[] = []
+
+  before(async () => {
+    platform = createServer((req, res) => {
+      const query = new URL(req.url ?? '/', 'http://platform').searchParams
+      received.push({ appid: query.get('appid'), secret: query.get('secret') })
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      res.end(JSON.stringify({ openid: `o-${received.length}`, session_key: 'a2V5' }))
+    })
+    await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve))
+    platformUrl = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`
+  })
+  after(() => new Promise<void>((resolve) => platform.close(() => resolve())))
+
+  async function withService(
+    env: Record<string, string>,
+    run: (
+      register: (body: unknown) => ReturnType<typeof call>,
+      logs: () => string,
+    ) => Promise<void>,
+  ) {
+    received = []
+    const service = await startService({
+      MESSENGER_API_BASE_URL: platformUrl,
+      UNIVERSITY_AUTHORIZE_URL: 'http://127.0.0.1:9/authorise',
+      UNIVERSITY_TOKEN_URL: 'http://127.0.0.1:9/token',
+      UNIVERSITY_CLIENT_ID: 'id',
+      UNIVERSITY_CLIENT_SECRET: 'secret',
+      ...env,
+    })
+    try {
+      await run(
+        (body) => call(`${service.url}/register/messenger`, { method: 'POST', json: body }),
+        () => service.logs(),
+      )
+    } finally {
+      await service.close()
+    }
+  }
+
+  it('calls code2session with the server-held secret, whatever the client sent', async () => {
+    await withService({ MESSENGER_APP_SECRETS: 'wx-app:held-secret-5150' }, async (register) => {
+      // A new client sends the placeholder; a client of the original server still sends the real
+      // (or an old) secret: both register, and the platform only ever sees the server's.
+      for (const appSecret of ['server-held', 'old-secret-from-package-7731']) {
+        const response = await register({ appId: 'wx-app', appSecret, code: 'login-code' })
+        assert.equal(response.status, 200)
+        assert.match(response.body.sessionKey, /^[A-Za-z0-9_-]{43}$/)
+      }
+      assert.deepEqual(received, [
+        { appid: 'wx-app', secret: 'held-secret-5150' },
+        { appid: 'wx-app', secret: 'held-secret-5150' },
+      ])
+    })
+  })
+
+  it('still requires appSecret on the wire for an app whose secret the server holds', async () => {
+    await withService({ MESSENGER_APP_SECRETS: 'wx-app:held-secret-5150' }, async (register) => {
+      for (const appSecret of [undefined, null, '', 42]) {
+        const response = await register({ appId: 'wx-app', appSecret, code: 'login-code' })
+        assert.equal(response.status, 400)
+        assert.deepEqual(response.body, { error: '@bad-request/missing-required-keys' })
+      }
+      assert.equal(received.length, 0)
+    })
+  })
+
+  it('forwards the client secret for an app it does not name', async () => {
+    await withService({ MESSENGER_APP_SECRETS: 'wx-app:held-secret-5150' }, async (register) => {
+      const response = await register({ appId: 'wx-dev', appSecret: 'dev-secret', code: 'c' })
+      assert.equal(response.status, 200)
+      assert.deepEqual(received, [{ appid: 'wx-dev', secret: 'dev-secret' }])
+    })
+  })
+
+  it('logs neither the held secret nor what the client sent in its place', async () => {
+    await withService(
+      { MESSENGER_APP_SECRETS: 'wx-app:held-secret-5150', LOG_LEVEL: 'trace' },
+      async (register, logs) => {
+        const response = await register({
+          appId: 'wx-app',
+          appSecret: 'old-secret-from-package-7731',
+          code: 'login-code',
+        })
+        assert.equal(response.status, 200)
+        assert.ok(!logs().includes('held-secret-5150'))
+        assert.ok(!logs().includes('old-secret-from-package-7731'))
+      },
+    )
+  })
+})
+
+describe('POST /register/messenger in the sandbox of npm start (issue 37)', () => {
+  let service: Awaited<ReturnType<typeof startService>>
+  before(async () => {
+    // No provider configured: the sandbox is served by the service itself, as `npm start` does.
+    service = await startService({})
+  })
+  after(() => service.close())
+
+  async function loginCode(): Promise<string> {
+    const response = await fetch(`${service.url}/_sandbox/messenger/login-codes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
+    assert.equal(response.status, 200)
+    return ((await response.json()) as { code: string }).code
+  }
+
+  it('takes the placeholder server-held for the sandbox app, and still refuses a wrong secret', async () => {
+    const url = `${service.url}/register/messenger`
+    const placeholder = await call(url, {
+      method: 'POST',
+      json: { appId: SANDBOX_APP.appId, appSecret: 'server-held', code: await loginCode() },
+    })
+    assert.equal(placeholder.status, 200)
+    const real = await call(url, {
+      method: 'POST',
+      json: { ...SANDBOX_APP, code: await loginCode() },
+    })
+    assert.equal(real.status, 200)
+    const wrong = await call(url, {
+      method: 'POST',
+      json: { appId: SANDBOX_APP.appId, appSecret: 'wrong', code: await loginCode() },
+    })
+    assert.equal(wrong.status, 401)
+    assert.deepEqual(wrong.body, { error: '@unauthorized/failed-messenger-authentication' })
+  })
+})

@@ -79,6 +79,7 @@ describe('start-up', () => {
         PUBLIC_BASE_URL: 'https://campusgate.example.edu',
         SMTP_URL: 'smtp://127.0.0.1:9',
         MESSENGER_ALLOWED_APP_IDS: 'wx-app',
+        MESSENGER_APP_SECRETS: 'wx-app:held-app-secret',
         DATA_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
         UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/authorise',
         UNIVERSITY_TOKEN_URL: 'https://idp.example/token',

@@ -27,6 +27,7 @@ const PRODUCTION = {
   PUBLIC_BASE_URL: 'https://campusgate.example.edu',
   SMTP_URL: 'smtps://mail.example.edu:465',
   MESSENGER_ALLOWED_APP_IDS: 'wx-app',
+  MESSENGER_APP_SECRETS: 'wx-app:held-app-secret',
   DATA_ENCRYPTION_KEY: KEY_A,
   UNIVERSITY_AUTHORIZE_URL: 'https://idp.example/a',
   UNIVERSITY_TOKEN_URL: 'https://idp.example/t',
@@ -270,6 +271,7 @@ describe('loadConfig: production is strict', () => {
     'SMTP_URL',
     'PUBLIC_BASE_URL',
     'MESSENGER_ALLOWED_APP_IDS',
+    'MESSENGER_APP_SECRETS',
     'DATA_ENCRYPTION_KEY',
     'UNIVERSITY_AUTHORIZE_URL',
   ] as const) {
@@ -280,6 +282,52 @@ describe('loadConfig: production is strict', () => {
       refuses(env, variable)
     })
   }
+
+  it('requires a server-held secret for every allowed appId, naming MESSENGER_APP_SECRETS (issue 37)', () => {
+    const env = {
+      ...PRODUCTION,
+      MESSENGER_ALLOWED_APP_IDS: 'wx-app,wx-second',
+      MESSENGER_APP_SECRETS: 'wx-app:held-app-secret',
+    }
+    refuses(env, 'MESSENGER_APP_SECRETS')
+    assert.throws(() => loadConfig(env), /missing: wx-second/)
+    const both = loadConfig({ ...env, MESSENGER_APP_SECRETS: 'wx-app:s1, wx-second:s2' })
+    assert.deepEqual(
+      [...both.messenger.appSecrets],
+      [
+        ['wx-app', 's1'],
+        ['wx-second', 's2'],
+      ],
+    )
+  })
+
+  it('reads MESSENGER_APP_SECRETS as appId:secret items and never repeats a secret', () => {
+    for (const bad of [
+      'wx-app',
+      'wx-app:',
+      ':very-secret-value',
+      'wx-app:a,wx-app:very-secret-value',
+    ]) {
+      refuses({ MESSENGER_APP_SECRETS: bad }, 'MESSENGER_APP_SECRETS')
+      assert.throws(
+        () => loadConfig({ MESSENGER_APP_SECRETS: bad }),
+        (error: unknown) => error instanceof ConfigError && !error.message.includes('very-secret'),
+      )
+    }
+    // A secret may hold a colon of its own: only the first one splits.
+    assert.equal(
+      loadConfig({ MESSENGER_APP_SECRETS: 'wx-app:a:b' }).messenger.appSecrets.get('wx-app'),
+      'a:b',
+    )
+    // Outside production it is optional: every client's appSecret is then forwarded.
+    assert.equal(loadConfig({}).messenger.appSecrets.size, 0)
+    // The frozen configuration prints no secret when logged as JSON.
+    assert.ok(
+      !JSON.stringify(loadConfig({ MESSENGER_APP_SECRETS: 'wx-app:very-secret-value' })).includes(
+        'very-secret',
+      ),
+    )
+  })
 
   it('requires an https: PUBLIC_BASE_URL', () => {
     refuses({ ...PRODUCTION, PUBLIC_BASE_URL: 'http://campusgate.example.edu' }, 'PUBLIC_BASE_URL')
