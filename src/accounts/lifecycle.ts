@@ -6,6 +6,7 @@ import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbo
 import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
 import type { Mail } from '../mail/transport.js'
 import {
+  deleteActiveDaysOfUser,
   deleteSession,
   findSessionOfUser,
   findSessionVersions,
@@ -319,6 +320,8 @@ export async function eraseUser(
   const mailIds = await deleteMailOfUser(trx, userId)
   // Sessions, codes and attempts go with the user row (foreign keys cascade).
   await deleteUser(trx, userId)
+  // After the user row: a touch that held the session until then has written its mark by now.
+  await deleteActiveDaysOfUser(trx, userId)
   return mailIds
 }
 

@@ -14,6 +14,7 @@ import * as m0005 from './migrations/0005_oidc_university_identity.js'
 import * as m0006 from './migrations/0006_ops_audit_events.js'
 import * as m0008 from './migrations/0008_webhook_events.js'
 import * as m0009 from './migrations/0009_sessions_created_at.js'
+import * as m0010 from './migrations/0010_user_active_days.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006_ops_audit_events': m0006,
   '0008_webhook_events': m0008,
   '0009_sessions_created_at': m0009,
+  '0010_user_active_days': m0010,
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }

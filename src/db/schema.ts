@@ -36,6 +36,12 @@ export interface SessionTable {
   touched_at: number
 }
 
+/** SPEC "Operator console": the user used its key on `day` ('YYYY-MM-DD', UTC). */
+export interface UserActiveDayTable {
+  user_id: string
+  day: string
+}
+
 export interface RegistrationCodeTable {
   id: string
   user_id: string
@@ -141,6 +147,7 @@ export interface WebhookDeliveryTable {
 export interface Database {
   users: UserTable
   sessions: SessionTable
+  user_active_days: UserActiveDayTable
   registration_codes: RegistrationCodeTable
   university_attempts: UniversityAttemptTable
   mail_outbox: MailOutboxTable

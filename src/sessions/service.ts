@@ -20,7 +20,9 @@ import {
   findExpiredSessionIds,
   findSessionByKeyHash,
   findSessionOfUser,
+  isFirstUseOfDay,
   touchSession,
+  touchSessionOnNewDay,
   type SessionRecord,
 } from './store.js'
 import { tierOf, type Tier } from './tier.js'
@@ -212,11 +214,20 @@ export function createSessions(options: SessionsOptions): Sessions {
       let expiresAt = Math.min(record.expiresAt, absoluteEndAt)
       const extended = Math.min(now + ttlMs, absoluteEndAt)
       // Sliding validity, written back at most once per touch interval so reads stay reads, and
-      // never past SESSION_MAX_AGE (then there is nothing left to extend).
-      if (now - record.touchedAt >= touchIntervalMs && extended > record.expiresAt) {
+      // never past SESSION_MAX_AGE (then there is nothing left to extend). The first use of a UTC
+      // day writes whatever the interval: it marks the user active that day.
+      const firstUseOfDay = isFirstUseOfDay(record.touchedAt, now)
+      if (
+        firstUseOfDay ||
+        (now - record.touchedAt >= touchIntervalMs && extended > record.expiresAt)
+      ) {
         try {
-          await touchSession(db, record.id, extended, now)
-          expiresAt = extended
+          if (firstUseOfDay) {
+            await inTransaction(db, (trx) => touchSessionOnNewDay(trx, record, extended, now))
+          } else {
+            await touchSession(db, record.id, extended, now)
+          }
+          expiresAt = Math.max(expiresAt, extended)
         } catch (error) {
           // A database that cannot take a write (a full disk) still answers the key check: the
           // session keeps its expiry and is touched on a later request.

@@ -51,13 +51,17 @@ const installSession = precompiled(
   5,
 )
 
-/** Installs the user's one live session, replacing (and so ending) any earlier one. */
+/**
+ * Installs the user's one live session, replacing (and so ending) any earlier one. Registering is
+ * a use of the new key: the day is marked, since the session's first touch comes only tomorrow.
+ */
 export async function replaceSession(
   db: Queryable,
   session: { id: string; userId: string; keyHash: string; expiresAt: number },
   now: number,
 ): Promise<void> {
   await installSession(db, session.id, session.userId, session.keyHash, session.expiresAt, now)
+  await markActiveDay(db, session.userId, utcDayOf(now))
 }
 
 /** What a session is read as (`rowToSession`), by the key check and by the user's own lookup. */
@@ -207,6 +211,84 @@ export async function touchSession(
   now: number,
 ): Promise<void> {
   await touch(db, sessionId, expiresAt, now)
+}
+
+const DAY_MS = 86_400_000
+
+/** The UTC day of `at` as `user_active_days` names it: 'YYYY-MM-DD'. */
+export function utcDayOf(at: number): string {
+  return new Date(at).toISOString().slice(0, 10)
+}
+
+/** Whether `touchedAt` fell on an earlier UTC day than `now`: then the use marks a new day. */
+export function isFirstUseOfDay(touchedAt: number, now: number): boolean {
+  return Math.floor(touchedAt / DAY_MS) < Math.floor(now / DAY_MS)
+}
+
+/**
+ * The first touch of a UTC day: it is written whatever the expiry, never lowers it, and matches
+ * only a session not yet touched today, so of instances racing for it one alone marks the day.
+ */
+const touchOnNewDay = precompiled(
+  (db, sessionId: string, expiresAt: number, now: number, dayStart: number) =>
+    db
+      .updateTable('sessions')
+      .set({
+        expires_at: sql<number>`CASE WHEN expires_at < ${expiresAt} THEN ${expiresAt} ELSE expires_at END`,
+        touched_at: now,
+      })
+      .where('id', '=', sessionId)
+      .where('touched_at', '<', dayStart),
+  4,
+)
+
+const markDay = precompiled(
+  (db, userId: string, day: string) =>
+    db
+      .insertInto('user_active_days')
+      .values({ user_id: userId, day })
+      .onConflict((oc) => oc.columns(['user_id', 'day']).doNothing()),
+  2,
+)
+
+async function markActiveDay(db: Queryable, userId: string, day: string): Promise<void> {
+  await markDay(db, userId, day)
+}
+
+/**
+ * The first touch of the day and the user's mark for it (SPEC "Operator console"), in the
+ * caller's transaction. A session that ended meanwhile marks nothing: an erasure that deleted
+ * the user's marks is never followed by a new one.
+ */
+export async function touchSessionOnNewDay(
+  trx: Queryable,
+  session: { id: string; userId: string },
+  expiresAt: number,
+  now: number,
+): Promise<void> {
+  const dayStart = Math.floor(now / DAY_MS) * DAY_MS
+  const { numAffectedRows } = await touchOnNewDay(trx, session.id, expiresAt, now, dayStart)
+  if ((numAffectedRows ?? 0n) > 0n) await markActiveDay(trx, session.userId, utcDayOf(now))
+}
+
+/** How many users used their key on each day from `sinceDay` ('YYYY-MM-DD', UTC) on. */
+export async function countActiveUsersByDay(
+  db: Queryable,
+  sinceDay: string,
+): Promise<{ day: string; users: number }[]> {
+  const rows = await db
+    .selectFrom('user_active_days')
+    .select((eb) => ['day', eb.fn.countAll().as('users')])
+    .where('day', '>=', sinceDay)
+    .groupBy('day')
+    .orderBy('day')
+    .execute()
+  return rows.map((row) => ({ day: row.day, users: Number(row.users) }))
+}
+
+/** Erasure: the user's day marks go with it. */
+export async function deleteActiveDaysOfUser(db: Queryable, userId: string): Promise<void> {
+  await db.deleteFrom('user_active_days').where('user_id', '=', userId).execute()
 }
 
 /** Deletes one session; returns its user when this call was the one that ended it. */
