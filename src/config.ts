@@ -112,6 +112,8 @@ export interface WebhookConfig {
   readonly retryForMs: number
   /** A try not answered 2xx within this is abandoned (SPEC: 10 s; tests shorten it). */
   readonly tryTimeoutMs: number
+  /** How often the worker looks for due tries unwoken (a change wakes it at once). */
+  readonly pollIntervalMs: number
 }
 
 /** Thrown for a bad environment; its message is the one line start-up prints. */
@@ -647,5 +649,6 @@ function webhookConfig(env: Env, production: boolean): WebhookConfig {
     secrets: Object.freeze(secrets),
     retryForMs: duration(env, 'WEBHOOK_RETRY_FOR', '3d', '30d'),
     tryTimeoutMs: 10_000,
+    pollIntervalMs: 1000,
   })
 }

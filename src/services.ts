@@ -3,6 +3,7 @@ import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import type { Cipher } from './lib/encryption.js'
+import { createAccountChanges, type AccountChanges } from './accounts/changes.js'
 import { createAccounts, type Accounts } from './accounts/users.js'
 import { createBackupSchedule, type BackupSchedule } from './backup/schedule.js'
 import { createWalCheckpoints } from './maintenance/wal-checkpoints.js'
@@ -61,6 +62,12 @@ export interface Services {
   messenger: MessengerClient
   outbox: Outbox
   accounts: Accounts
+  /**
+   * The unit of work for every account change (registration, logout, expiry, erasure, revocation,
+   * link, unlink, lapse, import): the change, its audit event and its lifecycle events in one
+   * transaction, the webhook worker woken after the commit.
+   */
+  changes: AccountChanges
   mailWorker: MailWorker
   /** Where the lifecycle functions write their events (webhooks off: nothing). */
   events: Events
@@ -133,30 +140,36 @@ export function createServices(deps: ServicesDeps): Services {
           fetch: deps.fetch ?? fetch,
           sign: createSigner(config.webhook.secrets),
           tryTimeoutMs: config.webhook.tryTimeoutMs,
+          pollIntervalMs: config.webhook.pollIntervalMs,
           log: log.child({ component: 'webhook-worker' }),
           onTry: (outcome) => metrics.webhookTry(outcome),
         })
       : null
-  // A command line has no worker: what it emits waits in the database for a running service's.
   const events = createEvents({
     endpoints: config.webhook.endpoints,
     retryForMs: config.webhook.retryForMs,
-    onQueued: () => webhookWorker?.kick(),
+  })
+  const changes = createAccountChanges({
+    db: db.kysely,
+    clock,
+    audit,
+    events,
+    // A command line has no worker: what it emits waits in the database for a running service's.
+    wake: () => webhookWorker?.kick(),
+    discardMail,
+    groupCommits: db.dialect === 'sqlite',
   })
 
   const sessions = createSessions({
     db: db.kysely,
     reader: db.reader,
-    groupCommits: db.dialect === 'sqlite',
     clock,
     cipher,
-    discardMail,
     ttlMs: config.sessionTtlMs,
     touchIntervalMs: config.sessionTouchIntervalMs,
     maxAgeMs: config.sessionMaxAgeMs,
     linkMaxAgeMs: config.university.linkMaxAgeMs,
-    audit,
-    events,
+    changes,
   })
   const messenger = createMessengerClient({
     ...config.messenger,
@@ -209,17 +222,16 @@ export function createServices(deps: ServicesDeps): Services {
     publicBaseUrl: config.publicBaseUrl,
     ...config.university,
     registrationCodeTtlMs: config.registrationCodeTtlMs,
-    events,
+    changes,
   })
   const outbox = createOutbox({ db: db.kysely, clock, onDue: () => mailWorker.kick() })
-  const accounts = createAccounts({ db: db.kysely, sessions, outbox })
+  const accounts = createAccounts({ db: db.kysely, sessions, outbox, changes })
   const originalImport = createOriginalImport({
     db: db.kysely,
     clock,
     cipher,
     ttlMs: config.sessionTtlMs,
-    audit,
-    events,
+    changes,
   })
 
   // The background jobs of every instance: started when the app is ready, stopped when it closes.
@@ -253,6 +265,7 @@ export function createServices(deps: ServicesDeps): Services {
     messenger,
     outbox,
     accounts,
+    changes,
     mailWorker,
     events,
     webhookEvents,

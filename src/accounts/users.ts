@@ -1,4 +1,5 @@
 import type { Origin } from '../audit/audit.js'
+import type { AccountChanges } from './changes.js'
 import type { Queryable } from '../db/schema.js'
 import type { MailState } from '../mail/outbox.js'
 import type { Outbox } from '../mail/outbox-service.js'
@@ -22,18 +23,30 @@ export interface UserOverview {
 /** One user, found by openId, as the operator's commands see and change it. */
 export interface Accounts {
   overview(openId: string): Promise<UserOverview | null>
-  /** Ends the user's session exactly as POST /logout does. */
-  revoke(openId: string, origin: Origin): Promise<'revoked' | 'no-session' | 'unknown-user'>
+  /**
+   * Ends the user's session exactly as POST /logout does (its events say `revoked`). `origin`
+   * names the operator (`cli:<user>`, or the console's operator), as the trail records it.
+   */
+  revoke(action: {
+    openId: string
+    origin: Origin
+  }): Promise<'revoked' | 'no-session' | 'unknown-user'>
+  /** Removes the user's university link: the session stays, at tier 1. */
+  unlink(action: {
+    openId: string
+    origin: Origin
+  }): Promise<'unlinked' | 'not-linked' | 'unknown-user'>
   /** Erases the user exactly as DELETE /user does; false when there is no such user. */
-  erase(openId: string, origin: Origin): Promise<boolean>
+  erase(action: { openId: string; origin: Origin }): Promise<boolean>
 }
 
 export function createAccounts(options: {
   db: Queryable
   sessions: Sessions
   outbox: Outbox
+  changes: AccountChanges
 }): Accounts {
-  const { db, sessions, outbox } = options
+  const { db, sessions, outbox, changes } = options
   return {
     async overview(openId) {
       const user = await findUserByOpenId(db, openId)
@@ -51,17 +64,22 @@ export function createAccounts(options: {
       }
     },
 
-    async revoke(openId, origin) {
+    async revoke({ openId, origin }) {
       const user = await findUserByOpenId(db, openId)
       if (user === null) return 'unknown-user'
       return (await sessions.revokeUser(user.id, origin)) ? 'revoked' : 'no-session'
     },
 
-    async erase(openId, origin) {
+    async unlink({ openId, origin }) {
+      const user = await findUserByOpenId(db, openId)
+      if (user === null) return 'unknown-user'
+      return (await changes.unlink({ userId: user.id, origin })) ? 'unlinked' : 'not-linked'
+    },
+
+    async erase({ openId, origin }) {
       const user = await findUserByOpenId(db, openId)
       if (user === null) return false
-      await sessions.eraseUser({ userId: user.id, openId }, origin)
-      return true
+      return changes.erase({ userId: user.id, openId, origin })
     },
   }
 }

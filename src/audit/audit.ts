@@ -17,6 +17,7 @@ export type AuditEventType =
   | 'university-denied'
   | 'university-failed'
   | 'university-refused'
+  | 'university-unlinked'
   | 'logout'
   | 'expiry'
   | 'erasure'

@@ -22,7 +22,7 @@ const revoke: Command = {
   async run({ config, values, io }) {
     const openId = values['open-id'] as string
     return withServices(config, io, async ({ accounts }) => {
-      const revoked = await accounts.revoke(openId, cliOrigin())
+      const revoked = await accounts.revoke({ openId, origin: cliOrigin() })
       if (revoked === 'unknown-user') throw unknownUser(openId)
       if (revoked === 'no-session')
         throw new NotFoundError(`${openId} has no live session; nothing changed`)
@@ -102,7 +102,7 @@ const erase: Command = {
   async run({ config, values, io }) {
     const openId = values['open-id'] as string
     return withServices(config, io, async ({ accounts }) => {
-      if (!(await accounts.erase(openId, cliOrigin()))) throw unknownUser(openId)
+      if (!(await accounts.erase({ openId, origin: cliOrigin() }))) throw unknownUser(openId)
       io.out(`erased ${openId}\n`)
       return EXIT.ok
     })

@@ -6,21 +6,19 @@ import { eventBody, type EventUser, type LifecycleEvent } from './types.js'
 /**
  * Where the lifecycle functions write their events: in the caller's transaction, so an event
  * exists exactly when its change does ("no event without its change, no change without its event").
+ * The unit of work (`accounts/changes.ts`) wakes the delivery worker after the commit.
  */
 export interface Events {
   /** False when WEBHOOK_URL is unset: nothing is written, and callers skip what only events need. */
   readonly enabled: boolean
   /** Queues one event of `user` for every endpoint; the caller holds the user's row lock. */
   emit(trx: Queryable, user: EventUser, event: LifecycleEvent, now: number): Promise<void>
-  /** Tells the delivery worker that a transaction which emitted has committed. */
-  kick(): void
 }
 
 /** Webhooks off: nothing is written. */
 export const NO_EVENTS: Events = {
   enabled: false,
   emit: () => Promise.resolve(),
-  kick: () => undefined,
 }
 
 /** Standard Webhooks leaves the id's form open; Svix's are `msg_` and a random string. */
@@ -33,8 +31,6 @@ export function createEvents(options: {
   endpoints: readonly string[]
   /** WEBHOOK_RETRY_FOR: how long failed tries are made again before the event is dead. */
   retryForMs: number
-  /** Called by `kick`: the worker delivers at once rather than at its next poll. */
-  onQueued?: () => void
 }): Events {
   if (options.endpoints.length === 0) return NO_EVENTS
   return {
@@ -53,6 +49,5 @@ export function createEvents(options: {
         { endpoints: options.endpoints, now, retryUntil: now + options.retryForMs },
       )
     },
-    kick: () => options.onQueued?.(),
   }
 }

@@ -33,6 +33,9 @@ export function createPeriodicJob<T>(
   // so an outage costs a log line a backoff instead of one a second.
   let failures = 0
   let pausedUntil = 0
+  // Kicks before the round they asked for has begun ask for the same round: a loop of changes
+  // (the pruner's expiries) wakes the job once, not once a change.
+  let kicked = false
 
   function runOnce(): Promise<T> {
     const next = running.catch(() => undefined).then(round)
@@ -65,7 +68,12 @@ export function createPeriodicJob<T>(
   return {
     runOnce,
     kick() {
-      if (!stopped) setImmediate(tick)
+      if (stopped || kicked) return
+      kicked = true
+      setImmediate(() => {
+        kicked = false
+        tick()
+      })
     },
     start() {
       stopped = false

@@ -1,16 +1,14 @@
 import type { Kysely } from 'kysely'
+import type { AccountChanges } from '../accounts/changes.js'
 import {
-  importOriginalUsers,
   planOriginalImport,
   type ImportDecision,
   type OriginalUser,
-} from '../accounts/lifecycle.js'
-import type { Audit, Origin } from '../audit/audit.js'
+} from '../accounts/import-plan.js'
+import type { Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import { isDatabaseUnavailable } from '../db/failures.js'
 import type { Database } from '../db/schema.js'
-import type { Events } from '../events/emitter.js'
-import { inTransaction } from '../db/transaction.js'
 import { describeError } from '../lib/describe-error.js'
 import type { Cipher } from '../lib/encryption.js'
 import { hashSecret, newId } from '../lib/secrets.js'
@@ -67,11 +65,10 @@ export function createOriginalImport(deps: {
   /** Encrypts the messenger session key, like every other. */
   cipher: Cipher
   ttlMs: number
-  audit: Audit
-  /** The lifecycle events (webhooks): an imported user is announced as a registered one. */
-  events: Events
+  /** Stores each batch, with its audit and lifecycle events (an imported user is announced as a registered one). */
+  changes: AccountChanges
 }): OriginalImport {
-  const { db, clock, cipher, ttlMs, audit, events } = deps
+  const { db, clock, cipher, ttlMs, changes } = deps
 
   function toUser(row: LiveRow): OriginalUser {
     return {
@@ -87,25 +84,8 @@ export function createOriginalImport(deps: {
 
   /** One transaction: every user of `users` is stored whole, or not at all. */
   async function store(users: readonly OriginalUser[], now: number, origin: Origin) {
-    const outcomes = await inTransaction(db, async (trx) => {
-      const results = await importOriginalUsers(trx, users, now, events)
-      // The trail names who brought each user over (the operator's CLI) and how.
-      await audit.recordAll(
-        trx,
-        results
-          .filter((result) => result.outcome !== 'present')
-          .map((result) => ({
-            type: 'import' as const,
-            origin,
-            userId: result.userId,
-            openId: result.openId,
-            detail: { from: 'original', outcome: result.outcome },
-          })),
-      )
-      return results.map((result) => result.outcome)
-    })
-    events.kick()
-    return outcomes
+    const results = await changes.importOriginal({ users, origin, now })
+    return results.map((result) => result.outcome)
   }
 
   return {

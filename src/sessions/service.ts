@@ -1,21 +1,14 @@
 import type { Kysely } from 'kysely'
-import { SYSTEM, type Audit, type Origin } from '../audit/audit.js'
+import { SYSTEM, type Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import type { SqlReader } from '../db/database.js'
 import type { Database } from '../db/schema.js'
 import { isWriteFault } from '../db/failures.js'
-import { groupedCommits, type RunTransaction } from '../db/grouped-commits.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
-import {
-  endSession,
-  eraseUser,
-  lapseUniversityLink,
-  registerUser,
-  usersWithLapsedLinks,
-} from '../accounts/lifecycle.js'
-import type { Events } from '../events/emitter.js'
+import type { AccountChanges } from '../accounts/changes.js'
+import { usersWithLapsedLinks } from '../accounts/lifecycle.js'
 import {
   findExpiredSessionIds,
   findSessionByKeyHash,
@@ -84,8 +77,8 @@ export interface Sessions {
   /** Ends a session (found by `validate`); `false` if something else ended it first. */
   logout(sessionId: string, origin: Origin): Promise<boolean>
   /**
-   * An operator ends the user's session (the CLI) exactly as logout does, but its events say
-   * `revoked`; `false` if the user has no live session.
+   * An operator ends the user's session (the CLI, the console) exactly as logout does, but its
+   * events say `revoked`; `false` if the user has no live session.
    */
   revokeUser(userId: string, origin: Origin): Promise<boolean>
   /** Ends up to `limit` expired sessions exactly as logout would; returns how many. */
@@ -103,29 +96,21 @@ export interface SessionsOptions {
   db: Kysely<Database>
   /** SQLite's read connection for the key check (`Db.reader`); null reads through `db`. */
   reader?: SqlReader | null
-  /**
-   * Registrations of one event-loop turn commit together (`db/grouped-commits.ts`): for SQLite,
-   * whose commit writes every changed page.
-   */
-  groupCommits?: boolean
   clock: Clock
   /** Encrypts the messenger session key, which the app's features may need in clear later. */
   cipher: Cipher
-  /** Deletes what the mail transport kept of erased mails (the .eml files). */
-  discardMail: (mailIds: readonly string[]) => Promise<void>
   ttlMs: number
   touchIntervalMs: number
   /** SESSION_MAX_AGE: a session ends this long after its registration however it is used; null: never. */
   maxAgeMs?: number | null
   /** UNIVERSITY_LINK_MAX_AGE: an older university link no longer counts; null: links never lapse. */
   linkMaxAgeMs?: number | null
-  audit: Audit
-  /** Where the lifecycle events go (webhooks); `NO_EVENTS` when WEBHOOK_URL is unset. */
-  events: Events
+  /** Every change a session makes to an account: registration, logout, expiry, erasure, lapse. */
+  changes: AccountChanges
 }
 
 export function createSessions(options: SessionsOptions): Sessions {
-  const { db, clock, cipher, discardMail, ttlMs, touchIntervalMs, audit, events } = options
+  const { db, clock, cipher, ttlMs, touchIntervalMs, changes } = options
   const linkMaxAgeMs = options.linkMaxAgeMs ?? null
   const maxAgeMs = options.maxAgeMs ?? null
 
@@ -134,24 +119,13 @@ export function createSessions(options: SessionsOptions): Sessions {
     return maxAgeMs === null ? Number.POSITIVE_INFINITY : createdAt + maxAgeMs
   }
   const reader = options.reader ?? null
-  const registrations: RunTransaction =
-    options.groupCommits === true ? groupedCommits(db) : (work) => inTransaction(db, work)
 
-  async function end(
+  function end(
     sessionId: string,
     origin: Origin,
     reason: 'logout' | 'expiry' | 'revoked',
   ): Promise<boolean> {
-    const now = clock.now().getTime()
-    const ended = await inTransaction(db, async (trx) => {
-      const userId = await endSession(trx, sessionId, now, events, reason)
-      if (userId === null) return false
-      // The trail has no `revoked`: an operator's logout is a logout by `cli:<user>`.
-      await audit.record(trx, { type: reason === 'expiry' ? 'expiry' : 'logout', origin, userId })
-      return true
-    })
-    if (ended) events.kick()
-    return ended
+    return changes.endSession({ sessionId, reason, origin })
   }
 
   /** What a session record stands for at `now`: its tier by the one rule, its link if it counts. */
@@ -176,27 +150,17 @@ export function createSessions(options: SessionsOptions): Sessions {
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
       const expiresAt = Math.min(now + ttlMs, absoluteEnd(now))
-      await registrations(async (trx) => {
-        const { userId, created } = await registerUser(
-          trx,
-          {
-            id: newId(),
-            openId: identity.openId,
-            unionId: identity.unionId,
-            messengerSessionKey: cipher.encrypt(identity.sessionKey),
-          },
-          { id: newId(), keyHash: hashSecret(sessionKey), expiresAt },
-          now,
-          events,
-        )
-        await audit.record(trx, {
-          type: created ? 'registration' : 'rotation',
-          origin,
-          userId,
+      await changes.register({
+        user: {
+          id: newId(),
           openId: identity.openId,
-        })
+          unionId: identity.unionId,
+          messengerSessionKey: cipher.encrypt(identity.sessionKey),
+        },
+        session: { id: newId(), keyHash: hashSecret(sessionKey), expiresAt },
+        origin,
+        now,
       })
-      events.kick()
       return { sessionKey, expiresAt: new Date(expiresAt) }
     },
 
@@ -255,15 +219,7 @@ export function createSessions(options: SessionsOptions): Sessions {
     },
 
     async eraseUser({ userId, openId }, origin) {
-      const now = clock.now().getTime()
-      const mailIds = await inTransaction(db, async (trx) => {
-        const ids = await eraseUser(trx, userId, now, events)
-        // The trail keeps who was erased (ids only, no profile) until AUDIT_RETENTION.
-        await audit.record(trx, { type: 'erasure', origin, userId, openId })
-        return ids
-      })
-      events.kick()
-      await discardMail(mailIds)
+      await changes.erase({ userId, openId, origin })
     },
 
     async lapseExpiredLinks(limit) {
@@ -272,14 +228,8 @@ export function createSessions(options: SessionsOptions): Sessions {
       const linkedBefore = now - linkMaxAgeMs
       let lapsed = 0
       for (const userId of await usersWithLapsedLinks(db, linkedBefore, limit)) {
-        if (
-          await inTransaction(db, (trx) =>
-            lapseUniversityLink(trx, userId, linkedBefore, now, events),
-          )
-        )
-          lapsed += 1
+        if (await changes.lapse({ userId, linkedBefore, now })) lapsed += 1
       }
-      if (lapsed > 0) events.kick()
       return lapsed
     },
 

@@ -1,13 +1,12 @@
 import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import { linkUniversityAccount } from '../accounts/lifecycle.js'
+import type { AccountChanges } from '../accounts/changes.js'
 import { fromRequest, type Audit, type AuditEvent } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { CallbackBinding, IdentityBinding } from '../config.js'
 import type { AttemptStatus, Database } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
-import type { Events } from '../events/emitter.js'
 import type { Cipher } from '../lib/encryption.js'
 import { hashSecret, MAX_SECRET_LENGTH, secretsEqual } from '../lib/secrets.js'
 import type { UniversityClient } from './client.js'
@@ -55,9 +54,10 @@ export interface CallbackOptions {
   linkMaxAgeMs: number | null
   /** Encrypts the provider's token: the app's features may call the university with it later. */
   cipher: Cipher
+  /** The trail of what the callback refused, denied or failed; a link is audited by `changes`. */
   audit: Audit
-  /** Where `university.linked` (and a lapsed holder's `university.unlinked`) go. */
-  events: Events
+  /** The link itself: its audit event and its lifecycle events. */
+  changes: AccountChanges
   /** The UCL-API token exchange and user data. */
   client: UniversityClient
   /** The OpenID Connect client; when set, the callback speaks OpenID Connect. */
@@ -152,30 +152,18 @@ export function createCallback(options: CallbackOptions): Callback {
   ): Promise<CallbackResult> {
     const doneAt = clock.now().getTime()
     const exclusive = options.identityBinding === 'exclusive' && identity !== null
-    const linked = await inTransaction(db, async (trx) => {
-      const done = await linkUniversityAccount(
-        trx,
-        {
-          attemptId: attempt.id,
-          userId: attempt.user_id,
-          encryptedToken: options.cipher.encrypt(token),
-          identity,
-          binding: exclusive ? bindingOf(identity) : null,
-          lapsedBefore: options.linkMaxAgeMs === null ? null : doneAt - options.linkMaxAgeMs,
-        },
-        doneAt,
-        options.events,
-      )
-      if (done.result === 'linked') {
-        await options.audit.record(trx, {
-          type: 'university-linked',
-          origin: fromRequest(input.ip),
-          userId: attempt.user_id,
-        })
-      }
-      return done
+    const linked = await options.changes.link({
+      link: {
+        attemptId: attempt.id,
+        userId: attempt.user_id,
+        encryptedToken: options.cipher.encrypt(token),
+        identity,
+        binding: exclusive ? bindingOf(identity) : null,
+        lapsedBefore: options.linkMaxAgeMs === null ? null : doneAt - options.linkMaxAgeMs,
+      },
+      origin: fromRequest(input.ip),
+      now: doneAt,
     })
-    options.events.kick()
     const account =
       identity === null
         ? undefined

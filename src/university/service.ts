@@ -6,7 +6,7 @@ import type { Cipher } from '../lib/encryption.js'
 import { sealMail } from '../mail/sealed.js'
 import type { CallbackBinding, IdentityBinding, UniversityProtocol } from '../config.js'
 import type { Database } from '../db/schema.js'
-import type { Events } from '../events/emitter.js'
+import type { AccountChanges } from '../accounts/changes.js'
 import { inTransaction } from '../db/transaction.js'
 import { AppError } from '../errors.js'
 import { generateSecret, hashSecret, MAX_SECRET_LENGTH, newId } from '../lib/secrets.js'
@@ -65,8 +65,8 @@ export interface UniversityOptions {
   emailDomains: readonly string[] | null
   linkMaxAgeMs: number | null
   mailLimits: MailLimits
-  /** Where the link's lifecycle events go (webhooks). */
-  events: Events
+  /** The link (the callback's last step), with its audit and lifecycle events. */
+  changes: AccountChanges
 }
 
 /**
@@ -113,13 +113,12 @@ export function createUniversity(options: UniversityOptions): University {
       )
       const codeId = newId()
       await inTransaction(db, (trx) =>
-        issueRegistrationCode(
-          trx,
-          { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
+        issueRegistrationCode(trx, {
+          code: { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
           mail,
           now,
-          options.mailLimits,
-        ),
+          limits: options.mailLimits,
+        }),
       )
       if (options.logLinks) {
         log.info({ link }, 'no SMTP_URL: confirmation email written to the outbox folder')
