@@ -1,4 +1,5 @@
 import { CampusgateError, LOGIN_FAILED, REQUEST_FAILED } from './error.js'
+import { sharedLogin } from './logins.js'
 import type { Method, Platform, PlatformRequestOptions, RequestData } from './platform.js'
 
 export { CampusgateError, LOGIN_FAILED, REQUEST_FAILED }
@@ -82,8 +83,8 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
   const { appId, appSecret, platform } = options
   const storageKey = options.storageKey ?? 'campusgate.sessionKey'
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
-  /** The one login in flight: every request that needs a new key waits for this one. */
-  let pending: Promise<string> | null = null
+  /** The one login in flight, shared with every instance on this storageKey. */
+  const login = sharedLogin(platform, storageKey)
 
   function keptKey(): string | null {
     let value: unknown
@@ -168,21 +169,21 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
    * a new login. Requests that fail at once thus share one login.
    */
   function renew(stale: string | null): Promise<string> {
-    if (pending !== null) return pending
+    if (login.pending !== null) return login.pending
     const kept = keptKey()
     if (kept !== null && kept !== stale) return Promise.resolve(kept)
-    const login = register().then(
+    const pending = register().then(
       (key) => {
-        pending = null
+        login.pending = null
         return key
       },
       (error: unknown) => {
-        pending = null
+        login.pending = null
         throw error
       },
     )
-    pending = login
-    return login
+    login.pending = pending
+    return pending
   }
 
   async function request<T>(options: RequestOptions): Promise<Response<T>> {

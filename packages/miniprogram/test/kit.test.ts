@@ -178,6 +178,34 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     assert.deepEqual(retried, Array(5).fill(kept()))
   })
 
+  it('shares one new login among the kit instances of one storageKey', async () => {
+    // One instance per page, as the README's example reads: both keep the key under one storageKey.
+    const otherPage = createCampusgate({
+      baseUrl: service.url,
+      appId: SANDBOX_APP.appId,
+      appSecret: SANDBOX_APP.appSecret,
+      platform: wx,
+    })
+    await campusgate.login()
+    await registerElsewhere()
+    wx.sent.length = 0
+    const calls = [campusgate, otherPage, campusgate, otherPage].map((kit) => kit.session())
+    const settled = await Promise.allSettled(calls)
+    assert.deepEqual(
+      settled.map((result) =>
+        result.status === 'fulfilled' ? result.value.openId : String(result.reason),
+      ),
+      Array(4).fill(openId),
+    )
+    assert.equal(wx.logins, 2)
+    assert.equal(paths().filter((path) => path === 'POST /register/messenger').length, 1)
+    const retried = wx.sent.filter((sent) => sent.header.Authorization === kept())
+    assert.deepEqual(
+      retried.map((sent) => sent.statusCode),
+      [200, 200, 200, 200],
+    )
+  })
+
   it('gives up when the new key is refused too, without logging in again', async () => {
     await campusgate.login()
     await registerElsewhere()
