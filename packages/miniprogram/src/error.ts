@@ -8,13 +8,16 @@ export class CampusgateError extends Error {
   readonly code: string
   /** What campusgate answered, when it answered. */
   readonly data: unknown
+  /** How many seconds campusgate asked to wait (its `Retry-After`), when it sent one. */
+  readonly retryAfter?: number
 
-  constructor(status: number, code: string, message?: string, data?: unknown) {
+  constructor(status: number, code: string, message?: string, data?: unknown, retryAfter?: number) {
     super(message === undefined || message === '' ? `${status} ${code}` : `${code}: ${message}`)
     this.name = 'CampusgateError'
     this.status = status
     this.code = code
     this.data = data
+    if (retryAfter !== undefined) this.retryAfter = retryAfter
     // ES2017 output: keep `instanceof` working for a subclass of Error.
     Object.setPrototypeOf(this, CampusgateError.prototype)
   }

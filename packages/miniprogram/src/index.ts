@@ -252,6 +252,7 @@ function ok(response: Response): Response {
     errorCode(response) ?? `@http/${response.statusCode}`,
     undefined,
     response.data,
+    retryAfterSeconds(response.header) ?? undefined,
   )
 }
 
