@@ -27,3 +27,5 @@ export class CampusgateError extends Error {
 export const LOGIN_FAILED = '@platform/login-failed'
 /** The platform's `request` failed: no network, DNS, TLS, timeout, domain not allowed. */
 export const REQUEST_FAILED = '@platform/request-failed'
+/** The platform's storage refused the session key; the kit keeps it in memory instead. */
+export const STORAGE_FAILED = '@client/storage-failed'

@@ -1,8 +1,8 @@
-import { CampusgateError, LOGIN_FAILED, REQUEST_FAILED } from './error.js'
+import { CampusgateError, LOGIN_FAILED, REQUEST_FAILED, STORAGE_FAILED } from './error.js'
 import { sharedLogin } from './logins.js'
 import type { Method, Platform, PlatformRequestOptions, RequestData } from './platform.js'
 
-export { CampusgateError, LOGIN_FAILED, REQUEST_FAILED }
+export { CampusgateError, LOGIN_FAILED, REQUEST_FAILED, STORAGE_FAILED }
 export type { Method, Platform, PlatformRequestOptions, RequestData }
 
 /** The media type of campusgate's interface, version 1. */
@@ -87,6 +87,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
   const login = sharedLogin(platform, storageKey)
 
   function keptKey(): string | null {
+    if (login.inMemory !== null) return login.inMemory
     let value: unknown
     try {
       value = platform.getStorageSync(storageKey)
@@ -96,11 +97,25 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     return typeof value === 'string' && value !== '' ? value : null
   }
 
+  /** Stores a new key; when storage refuses it, it is kept in memory and the caller told so. */
+  function keep(key: string): void {
+    try {
+      platform.setStorageSync(storageKey, key)
+      login.inMemory = null
+    } catch (cause) {
+      login.inMemory = key
+      throw storageFailed(cause)
+    }
+  }
+
   function forgetKey(): void {
+    const onlyInMemory = login.inMemory !== null
+    login.inMemory = null
     try {
       platform.removeStorageSync(storageKey)
-    } catch {
-      // Nothing kept, or storage unavailable: either way no key is left to send.
+    } catch (cause) {
+      // A key that only memory held is gone; one that storage may still hold is worth reporting.
+      if (!onlyInMemory) throw storageFailed(cause)
     }
   }
 
@@ -160,7 +175,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     if (typeof body?.sessionKey !== 'string' || body.sessionKey === '') {
       throw new CampusgateError(response.statusCode, REQUEST_FAILED, 'no sessionKey in the answer')
     }
-    platform.setStorageSync(storageKey, body.sessionKey)
+    keep(body.sessionKey)
     return body.sessionKey
   }
 
@@ -236,6 +251,11 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       forgetKey()
     },
   }
+}
+
+function storageFailed(cause: unknown): CampusgateError {
+  const detail = cause instanceof Error ? cause.message : (cause as { errMsg?: unknown })?.errMsg
+  return new CampusgateError(0, STORAGE_FAILED, typeof detail === 'string' ? detail : undefined)
 }
 
 function errorCode(response: Response): string | null {

@@ -6,6 +6,7 @@ import {
   LOGIN_FAILED,
   MEDIA_TYPE,
   REQUEST_FAILED,
+  STORAGE_FAILED,
   type Campusgate,
 } from 'campusgate-miniprogram'
 import { SANDBOX_APP } from '../../../src/sandbox/routes.js'
@@ -287,6 +288,27 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     assert.equal(unreachable.status, 0)
     assert.equal(unreachable.code, REQUEST_FAILED)
     await assert.rejects(campusgate.request({ url: 'session' }), TypeError)
+  })
+
+  it('rejects with storage-failed when the key cannot be stored, and keeps using it', async () => {
+    wx.failStorage = true
+    const error = await rejection(campusgate.login())
+    assert.equal(error.status, 0)
+    assert.equal(error.code, STORAGE_FAILED)
+    assert.match(error.message, /exceed storage max size/)
+    const session = await campusgate.session()
+    assert.equal(session.openId, openId)
+    assert.equal(wx.logins, 1, 'the key campusgate issued was not lost')
+    assert.deepEqual(paths(), ['POST /register/messenger', 'GET /session'])
+    const key = wx.sent[1].header.Authorization
+    assert.equal(await statusOf(key), 200)
+
+    // Once storage works again, a new key is stored as usual.
+    wx.failStorage = false
+    await registerElsewhere()
+    assert.equal((await campusgate.session()).openId, openId)
+    assert.equal(wx.logins, 2)
+    assert.equal(wx.sent.at(-1)!.header.Authorization, kept())
   })
 
   it('walks tier 2 through the sandbox university', async () => {

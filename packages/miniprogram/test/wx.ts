@@ -24,6 +24,8 @@ export interface TestWx extends Platform {
   onResponse: ((request: SentRequest, statusCode: number, data: unknown) => Promise<void>) | null
   /** Makes login fail as wx.login does when the platform cannot sign in. */
   failLogin: boolean
+  /** Makes the storage calls throw, as wx's do when storage is full or unavailable. */
+  failStorage: boolean
 }
 
 /**
@@ -37,6 +39,7 @@ export function createWx(messengerUrl: string, openId: string): TestWx {
     storage: new Map(),
     onResponse: null,
     failLogin: false,
+    failStorage: false,
 
     login(options) {
       wx.logins += 1
@@ -110,13 +113,17 @@ export function createWx(messengerUrl: string, openId: string): TestWx {
     },
 
     getStorageSync(key) {
+      if (wx.failStorage) throw new Error('getStorageSync:fail storage unavailable')
       // wx answers '' for a key it does not hold.
       return wx.storage.has(key) ? wx.storage.get(key) : ''
     },
     setStorageSync(key, data) {
+      // What wx throws past its 10 MB of storage.
+      if (wx.failStorage) throw new Error('setStorageSync:fail exceed storage max size 10M')
       wx.storage.set(key, data)
     },
     removeStorageSync(key) {
+      if (wx.failStorage) throw new Error('removeStorageSync:fail storage unavailable')
       wx.storage.delete(key)
     },
   }
