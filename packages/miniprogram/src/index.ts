@@ -71,9 +71,9 @@ export interface Campusgate {
   session(): Promise<Session>
   /** POST /register/university: campusgate mails the confirmation link to `email`. */
   registerUniversity(email: string): Promise<void>
-  /** POST /logout, and the kept key is forgotten. */
+  /** POST /logout; the kept key is forgotten once campusgate answered 200 or 401. */
   logout(): Promise<void>
-  /** DELETE /user: campusgate forgets the user; the kept key is forgotten. */
+  /** DELETE /user; the kept key is forgotten once campusgate answered 200 or 401. */
   erase(): Promise<void>
 }
 
@@ -106,6 +106,11 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       login.inMemory = key
       throw storageFailed(cause)
     }
+  }
+
+  /** Forgets `key` unless another instance has kept a newer one since. */
+  function forgetIfKept(key: string | null): void {
+    if (key !== null && keptKey() === key) forgetKey()
   }
 
   function forgetKey(): void {
@@ -240,14 +245,21 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     async logout() {
       const key = keptKey()
       if (key === null) return
-      forgetKey()
       const response = await send({ url: '/logout', method: 'POST' }, key)
-      // A key that already ended elsewhere is as logged out as can be.
-      if (errorCode(response) === INVALID_SESSION_KEY) return
-      ok(response)
+      // 200 ended the key; 401 says it had already ended elsewhere: either way it is done with.
+      // Anything else (no answer, 429, 5xx) leaves it valid, so it is kept.
+      if (response.statusCode === 401 || isSuccess(response)) forgetIfKept(key)
+      if (response.statusCode !== 401) ok(response)
     },
     async erase() {
-      await request({ url: '/user', method: 'DELETE' })
+      try {
+        await request({ url: '/user', method: 'DELETE' })
+      } catch (error) {
+        // The kit has signed in again once already: a 401 now means no key of this user works.
+        if (error instanceof CampusgateError && error.status === 401) forgetKey()
+        throw error
+      }
+      // The user is gone, and every key of the user with it.
       forgetKey()
     },
   }
@@ -265,8 +277,12 @@ function errorCode(response: Response): string | null {
     : null
 }
 
+function isSuccess(response: Response): boolean {
+  return response.statusCode >= 200 && response.statusCode < 300
+}
+
 function ok(response: Response): Response {
-  if (response.statusCode >= 200 && response.statusCode < 300) return response
+  if (isSuccess(response)) return response
   throw new CampusgateError(
     response.statusCode,
     errorCode(response) ?? `@http/${response.statusCode}`,

@@ -366,6 +366,38 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     assert.equal(wx.storage.has(KEY), false)
   })
 
+  it('keeps the key when logout or erase get no answer', async () => {
+    await campusgate.login()
+    const key = kept()
+    const offline = createCampusgate({
+      baseUrl: `http://127.0.0.1:${await freePort()}`,
+      appId: SANDBOX_APP.appId,
+      appSecret: SANDBOX_APP.appSecret,
+      platform: wx,
+    })
+    for (const attempt of [() => offline.logout(), () => offline.erase()]) {
+      const error = await rejection(attempt())
+      assert.equal(error.status, 0)
+      assert.equal(error.code, REQUEST_FAILED)
+      assert.equal(kept(), key, 'an unanswered call ends nothing')
+    }
+    assert.equal(await statusOf(key), 200)
+    assert.equal((await campusgate.session()).openId, openId)
+    assert.equal(wx.logins, 1)
+  })
+
+  it('forgets the key when erase is answered 401', async () => {
+    await campusgate.login()
+    // Every key the kit gets is ended by another device before the kit can use it.
+    await registerElsewhere()
+    wx.onResponse = async (sent, status) => {
+      if (sent.url.endsWith('/register/messenger') && status === 200) await registerElsewhere()
+    }
+    const error = await rejection(campusgate.erase())
+    assert.equal(error.status, 401)
+    assert.equal(wx.storage.has(KEY), false, 'a key campusgate refused is not kept')
+  })
+
   it('erases the user: campusgate forgets the user and the kit forgets the key', async () => {
     await campusgate.login()
     const key = kept()
