@@ -1,7 +1,8 @@
 /**
  * Every failure the kit reports. `status` is the HTTP status campusgate answered and `code` its
- * `{ error }` code (`@unauthorized/invalid-session-key`, ...). When no answer came at all, `status`
- * is 0 and `code` is one of the kit's own: `@platform/login-failed`, `@platform/request-failed`.
+ * `{ error }` code (`@unauthorized/invalid-session-key`, ...). When the failure is the client's
+ * side (no answer at all, storage, a wait that ended), `status` is 0 and `code` one of the kit's
+ * own `@client/...` codes below.
  */
 export class CampusgateError extends Error {
   readonly status: number
@@ -24,8 +25,12 @@ export class CampusgateError extends Error {
 }
 
 /** The platform's `login` failed or gave no code. */
-export const LOGIN_FAILED = '@platform/login-failed'
-/** The platform's `request` failed: no network, DNS, TLS, timeout, domain not allowed. */
-export const REQUEST_FAILED = '@platform/request-failed'
+export const LOGIN_FAILED = '@client/login-failed'
+/** No answer at all: no network, DNS, TLS, timeout, domain not in the request list. */
+export const NETWORK_FAILED = '@client/network-failed'
+/** @deprecated The earlier name of NETWORK_FAILED. */
+export const REQUEST_FAILED = NETWORK_FAILED
+/** campusgate answered 2xx without what its interface promises (a wrong `baseUrl`, a proxy). */
+export const UNEXPECTED_ANSWER = '@client/unexpected-answer'
 /** The platform's storage refused the session key; the kit keeps it in memory instead. */
 export const STORAGE_FAILED = '@client/storage-failed'

@@ -1,8 +1,22 @@
-import { CampusgateError, LOGIN_FAILED, REQUEST_FAILED, STORAGE_FAILED } from './error.js'
+import {
+  CampusgateError,
+  LOGIN_FAILED,
+  NETWORK_FAILED,
+  REQUEST_FAILED,
+  STORAGE_FAILED,
+  UNEXPECTED_ANSWER,
+} from './error.js'
 import { sharedLogin } from './logins.js'
 import type { Method, Platform, PlatformRequestOptions, RequestData } from './platform.js'
 
-export { CampusgateError, LOGIN_FAILED, REQUEST_FAILED, STORAGE_FAILED }
+export {
+  CampusgateError,
+  LOGIN_FAILED,
+  NETWORK_FAILED,
+  REQUEST_FAILED,
+  STORAGE_FAILED,
+  UNEXPECTED_ANSWER,
+}
 export type { Method, Platform, PlatformRequestOptions, RequestData }
 
 /** The media type of campusgate's interface, version 1. */
@@ -162,7 +176,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
             data: result.data,
             header: result.header ?? {},
           }),
-        fail: (error) => reject(new CampusgateError(0, REQUEST_FAILED, error?.errMsg)),
+        fail: (error) => reject(new CampusgateError(0, NETWORK_FAILED, error?.errMsg)),
       }
       if (request.data !== undefined) call.data = request.data
       if (request.timeout !== undefined) call.timeout = request.timeout
@@ -178,7 +192,11 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     )
     const body = ok(response).data as { sessionKey?: unknown }
     if (typeof body?.sessionKey !== 'string' || body.sessionKey === '') {
-      throw new CampusgateError(response.statusCode, REQUEST_FAILED, 'no sessionKey in the answer')
+      throw new CampusgateError(
+        response.statusCode,
+        UNEXPECTED_ANSWER,
+        'no sessionKey in the answer: is baseUrl campusgate?',
+      )
     }
     keep(body.sessionKey)
     return body.sessionKey

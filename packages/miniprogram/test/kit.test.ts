@@ -5,7 +5,7 @@ import {
   createCampusgate,
   LOGIN_FAILED,
   MEDIA_TYPE,
-  REQUEST_FAILED,
+  NETWORK_FAILED,
   STORAGE_FAILED,
   type Campusgate,
 } from 'campusgate-miniprogram'
@@ -276,6 +276,7 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     const login = await rejection(campusgate.login())
     assert.equal(login.status, 0)
     assert.equal(login.code, LOGIN_FAILED)
+    assert.equal(LOGIN_FAILED, '@client/login-failed')
     wx.failLogin = false
 
     const nowhere = createCampusgate({
@@ -286,7 +287,8 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     })
     const unreachable = await rejection(nowhere.request({ url: '/healthz', auth: false }))
     assert.equal(unreachable.status, 0)
-    assert.equal(unreachable.code, REQUEST_FAILED)
+    assert.equal(unreachable.code, NETWORK_FAILED)
+    assert.equal(NETWORK_FAILED, '@client/network-failed', 'the code SPEC.md names')
     await assert.rejects(campusgate.request({ url: 'session' }), TypeError)
   })
 
@@ -378,7 +380,7 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     for (const attempt of [() => offline.logout(), () => offline.erase()]) {
       const error = await rejection(attempt())
       assert.equal(error.status, 0)
-      assert.equal(error.code, REQUEST_FAILED)
+      assert.equal(error.code, NETWORK_FAILED)
       assert.equal(kept(), key, 'an unanswered call ends nothing')
     }
     assert.equal(await statusOf(key), 200)
