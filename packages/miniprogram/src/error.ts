@@ -34,3 +34,7 @@ export const REQUEST_FAILED = NETWORK_FAILED
 export const UNEXPECTED_ANSWER = '@client/unexpected-answer'
 /** The platform's storage refused the session key; the kit keeps it in memory instead. */
 export const STORAGE_FAILED = '@client/storage-failed'
+/** `waitForTier`'s `timeoutMs` passed before the session had the tier. */
+export const TIMED_OUT = '@client/timed-out'
+/** `waitForTier`'s signal aborted the wait. */
+export const ABORTED = '@client/aborted'

@@ -1,26 +1,37 @@
 import {
+  ABORTED,
   CampusgateError,
   LOGIN_FAILED,
   NETWORK_FAILED,
   REQUEST_FAILED,
   STORAGE_FAILED,
+  TIMED_OUT,
   UNEXPECTED_ANSWER,
 } from './error.js'
 import { sharedLogin } from './logins.js'
 import type { Method, Platform, PlatformRequestOptions, RequestData } from './platform.js'
+import {
+  abortable,
+  MIN_POLL_INTERVAL_MS,
+  waitForTier,
+  type WaitOptions,
+  type WaitSignal,
+} from './wait-for-tier.js'
+import { MEDIA_TYPE, TIERS, WIRE_ERRORS, type Session, type Tier } from './wire.js'
 
 export {
+  ABORTED,
   CampusgateError,
   LOGIN_FAILED,
   NETWORK_FAILED,
   REQUEST_FAILED,
   STORAGE_FAILED,
+  TIMED_OUT,
   UNEXPECTED_ANSWER,
 }
 export type { Method, Platform, PlatformRequestOptions, RequestData }
-
-/** The media type of campusgate's interface, version 1. */
-export const MEDIA_TYPE = 'application/vnd.service.v1+json'
+export { abortable, MEDIA_TYPE, MIN_POLL_INTERVAL_MS, TIERS, WIRE_ERRORS }
+export type { Session, Tier, WaitOptions, WaitSignal }
 
 /** The longest `Retry-After` a request waits out by itself, in seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 10
@@ -55,23 +66,6 @@ export interface Response<T = unknown> {
   header: Record<string, string>
 }
 
-export type Tier = 'messenger-registered' | 'university-registered'
-
-/** What `GET /session` answers. */
-export interface Session {
-  openId: string
-  tier: Tier
-  expiresAt: string
-  /** At `university-registered` only; fields the university did not give are absent. */
-  university?: {
-    subject?: string
-    email?: string
-    name?: string
-    isStudent?: boolean
-    linkedAt: string
-  }
-}
-
 export interface Campusgate {
   /** Platform login, then POST /register/messenger; the key is kept in storage. */
   login(): Promise<void>
@@ -89,9 +83,15 @@ export interface Campusgate {
   logout(): Promise<void>
   /** DELETE /user; the kept key is forgotten once campusgate answered 200 or 401. */
   erase(): Promise<void>
+  /**
+   * Polls GET /session, at most every 2 s, until the session has `tier`: what a page shows after
+   * the user opened the emailed link. Rejects with `@client/timed-out` once `timeoutMs` passed,
+   * `@client/aborted` when `signal` aborts.
+   */
+  waitForTier(tier: Tier, options: WaitOptions): Promise<Session>
 }
 
-const INVALID_SESSION_KEY = '@unauthorized/invalid-session-key'
+const INVALID_SESSION_KEY = WIRE_ERRORS.invalidSessionKey.code
 
 export function createCampusgate(options: CampusgateOptions): Campusgate {
   const { appId, appSecret, platform } = options
@@ -236,7 +236,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
         response = await send(options, key)
         continue
       }
-      if (response.statusCode === 429 && !waited) {
+      if (response.statusCode === WIRE_ERRORS.rateLimitExceeded.status && !waited) {
         const seconds = retryAfterSeconds(response.header)
         if (seconds !== null && seconds <= MAX_RETRY_AFTER_SECONDS) {
           waited = true
@@ -249,14 +249,17 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     }
   }
 
+  async function session(): Promise<Session> {
+    return (await request<Session>({ url: '/session' })).data
+  }
+
   return {
     async login() {
       await renew(keptKey())
     },
     request,
-    async session() {
-      return (await request<Session>({ url: '/session' })).data
-    },
+    session,
+
     async registerUniversity(email) {
       await request({ url: '/register/university', method: 'POST', data: { email } })
     },
@@ -280,6 +283,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       // The user is gone, and every key of the user with it.
       forgetKey()
     },
+    waitForTier: (tier, waitOptions) => waitForTier(session, tier, waitOptions),
   }
 }
 

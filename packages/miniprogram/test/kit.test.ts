@@ -12,7 +12,8 @@ import {
 import { SANDBOX_APP } from '../../../src/sandbox/routes.js'
 import { addForumRoute } from '../../../test/helpers/app-routes.js'
 import { call, freePort, startService, type RunningService } from '../../../test/helpers/service.js'
-import { linkIn, startSmtpSink, type SmtpSink } from '../../../test/helpers/smtp-sink.js'
+import { startSmtpSink, type SmtpSink } from '../../../test/helpers/smtp-sink.js'
+import { confirmByEmail } from './university.js'
 import { createWx, type TestWx } from './wx.js'
 
 const KEY = 'campusgate.sessionKey'
@@ -318,31 +319,7 @@ describe('campusgate-miniprogram against the running campusgate', () => {
     await campusgate.login()
     assert.equal((await campusgate.session()).tier, 'messenger-registered')
     await campusgate.registerUniversity(email)
-    const mail = await smtp.waitFor((m) => JSON.stringify(m.to).includes(email))
-    const opened = await fetch(linkIn(mail), {
-      redirect: 'manual',
-      headers: { accept: 'text/html' },
-    })
-    await opened.arrayBuffer()
-    assert.equal(opened.status, 301)
-    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0]
-    const decided = await fetch(`${service.url}/_sandbox/university/authorise/decision`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        client_id: service.config.university.clientId,
-        state: openId,
-        decision: 'allow',
-        member: 'own',
-      }).toString(),
-    })
-    await decided.arrayBuffer()
-    assert.equal(decided.status, 302)
-    const callback = await fetch(decided.headers.get('location')!, {
-      headers: { accept: 'text/html', cookie },
-    })
-    assert.match(await callback.text(), /linked/i)
+    await confirmByEmail(service, smtp, openId, email)
 
     const session = await campusgate.session()
     assert.equal(session.tier, 'university-registered')

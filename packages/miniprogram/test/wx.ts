@@ -4,6 +4,8 @@
 import type { Platform, PlatformRequestOptions } from 'campusgate-miniprogram'
 
 export interface SentRequest {
+  /** When it was sent (Date.now()). */
+  at: number
   url: string
   method: string
   header: Record<string, string>
@@ -89,7 +91,7 @@ export function createWx(messengerUrl: string, openId: string): TestWx {
       } else if (data !== undefined) {
         body = JSON.stringify(data)
       }
-      const sent: SentRequest = { url, method, header, body }
+      const sent: SentRequest = { at: Date.now(), url, method, header, body }
       wx.sent.push(sent)
       const signal = AbortSignal.timeout(options.timeout ?? 60_000)
       fetch(url, { method, headers: header, body, signal, redirect: 'manual' })

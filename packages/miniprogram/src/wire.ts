@@ -1,0 +1,33 @@
+// The kit's copies of campusgate's interface (v1). test/wire-contract.test.ts checks each against
+// campusgate's own OpenAPI document, so a change on either side fails until the other follows.
+
+/** The media type of campusgate's interface, version 1. */
+export const MEDIA_TYPE = 'application/vnd.service.v1+json'
+
+/** The tiers, lowest first: a session at a tier has every tier before it too. */
+export const TIERS = ['messenger-registered', 'university-registered'] as const
+
+export type Tier = (typeof TIERS)[number]
+
+/** What `GET /session` answers. */
+export interface Session {
+  openId: string
+  tier: Tier
+  expiresAt: string
+  /** At `university-registered` only; fields the university did not give are absent. */
+  university?: {
+    subject?: string
+    email?: string
+    name?: string
+    isStudent?: boolean
+    linkedAt: string
+  }
+}
+
+/** The codes the kit acts on, and the status each comes with. */
+export const WIRE_ERRORS = {
+  /** The key is unknown, ended or expired: the kit signs in again once. */
+  invalidSessionKey: { status: 401, code: '@unauthorized/invalid-session-key' },
+  /** Rate limited: the kit waits a short `Retry-After` once. */
+  rateLimitExceeded: { status: 429, code: '@too-many-requests/rate-limit-exceeded' },
+} as const
