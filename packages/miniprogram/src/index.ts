@@ -140,13 +140,15 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
 
   function platformCode(): Promise<string> {
     return new Promise((resolve, reject) => {
-      platform.login({
-        success: (result) => {
-          if (typeof result?.code === 'string' && result.code !== '') resolve(result.code)
-          else reject(new CampusgateError(0, LOGIN_FAILED, 'the platform gave no login code'))
-        },
-        fail: (error) => reject(new CampusgateError(0, LOGIN_FAILED, error?.errMsg)),
-      })
+      handled(
+        platform.login({
+          success: (result) => {
+            if (typeof result?.code === 'string' && result.code !== '') resolve(result.code)
+            else reject(new CampusgateError(0, LOGIN_FAILED, 'the platform gave no login code'))
+          },
+          fail: (error) => reject(new CampusgateError(0, LOGIN_FAILED, error?.errMsg)),
+        }),
+      )
     })
   }
 
@@ -180,7 +182,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       }
       if (request.data !== undefined) call.data = request.data
       if (request.timeout !== undefined) call.timeout = request.timeout
-      platform.request(call)
+      handled(platform.request(call))
     })
   }
 
@@ -285,6 +287,15 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     },
     waitForTier: (tier, waitOptions) => waitForTier(session, tier, waitOptions),
   }
+}
+
+/**
+ * Taro's calls return a promise even when given callbacks, and it rejects when `fail` is called:
+ * the callbacks already report it, and left alone it would be an unhandled rejection.
+ */
+function handled(returned: unknown): void {
+  const then = (returned as { then?: unknown } | null)?.then
+  if (typeof then === 'function') then.call(returned, undefined, () => undefined)
 }
 
 function storageFailed(cause: unknown): CampusgateError {

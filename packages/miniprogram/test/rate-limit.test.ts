@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { CampusgateError, createCampusgate, MAX_RETRY_AFTER_SECONDS } from 'campusgate-miniprogram'
 import { SANDBOX_APP } from '../../../src/sandbox/routes.js'
 import { startService, type RunningService } from '../../../test/helpers/service.js'
-import { createWx } from './wx.js'
+import { createWx } from './platforms.js'
 
 /** A user whose key may make two requests per window. */
 async function limitedUser(service: RunningService, openId: string) {

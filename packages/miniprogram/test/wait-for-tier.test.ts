@@ -14,7 +14,7 @@ import { SANDBOX_APP } from '../../../src/sandbox/routes.js'
 import { startService, type RunningService } from '../../../test/helpers/service.js'
 import { startSmtpSink, type SmtpSink } from '../../../test/helpers/smtp-sink.js'
 import { confirmByEmail } from './university.js'
-import { createWx, type TestWx } from './wx.js'
+import { createWx, type TestWx } from './platforms.js'
 
 // Timers of a few milliseconds may fire that much early or late on a loaded machine.
 const SLACK_MS = 50
