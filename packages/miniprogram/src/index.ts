@@ -17,7 +17,16 @@ import {
   type WaitOptions,
   type WaitSignal,
 } from './wait-for-tier.js'
-import { MEDIA_TYPE, TIERS, WIRE_ERRORS, type Session, type Tier } from './wire.js'
+import {
+  MEDIA_TYPE,
+  TIERS,
+  WIRE_ERRORS,
+  type RegisterMessengerAnswer,
+  type RegisterMessengerBody,
+  type RegisterUniversityBody,
+  type Session,
+  type Tier,
+} from './wire.js'
 
 export {
   ABORTED,
@@ -31,7 +40,15 @@ export {
 }
 export type { Method, Platform, PlatformRequestOptions, RequestData }
 export { abortable, MEDIA_TYPE, MIN_POLL_INTERVAL_MS, TIERS, WIRE_ERRORS }
-export type { Session, Tier, WaitOptions, WaitSignal }
+export type {
+  RegisterMessengerAnswer,
+  RegisterMessengerBody,
+  RegisterUniversityBody,
+  Session,
+  Tier,
+  WaitOptions,
+  WaitSignal,
+}
 
 /** The longest `Retry-After` a request waits out by itself, in seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 10
@@ -189,10 +206,15 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
   async function register(): Promise<string> {
     const code = await platformCode()
     const response = await send(
-      { url: '/register/messenger', method: 'POST', data: { appId, appSecret, code }, auth: false },
+      {
+        url: '/register/messenger',
+        method: 'POST',
+        data: wire<RegisterMessengerBody>({ appId, appSecret, code }),
+        auth: false,
+      },
       null,
     )
-    const body = ok(response).data as { sessionKey?: unknown }
+    const body = ok(response).data as Partial<Record<keyof RegisterMessengerAnswer, unknown>>
     if (typeof body?.sessionKey !== 'string' || body.sessionKey === '') {
       throw new CampusgateError(
         response.statusCode,
@@ -263,7 +285,8 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     session,
 
     async registerUniversity(email) {
-      await request({ url: '/register/university', method: 'POST', data: { email } })
+      const data = wire<RegisterUniversityBody>({ email })
+      await request({ url: '/register/university', method: 'POST', data })
     },
     async logout() {
       const key = keptKey()
@@ -308,6 +331,11 @@ function errorCode(response: Response): string | null {
   return typeof data === 'object' && data !== null && typeof data.error === 'string'
     ? data.error
     : null
+}
+
+/** A body of the wire's shape `T`, as wx.request's `data`. */
+function wire<T extends object>(body: T): Record<string, unknown> {
+  return body as unknown as Record<string, unknown>
 }
 
 function isSuccess(response: Response): boolean {

@@ -24,6 +24,24 @@ export interface Session {
   }
 }
 
+/** What the kit sends to `POST /register/messenger`. */
+export interface RegisterMessengerBody {
+  appId: string
+  appSecret: string
+  code: string
+}
+
+/** What `POST /register/messenger` answers. */
+export interface RegisterMessengerAnswer {
+  sessionKey: string
+  expiresAt: string
+}
+
+/** What the kit sends to `POST /register/university`. */
+export interface RegisterUniversityBody {
+  email: string
+}
+
 /** The codes the kit acts on, and the status each comes with. */
 export const WIRE_ERRORS = {
   /** The key is unknown, ended or expired: the kit signs in again once. */
