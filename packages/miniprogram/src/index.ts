@@ -19,6 +19,7 @@ import {
 } from './wait-for-tier.js'
 import {
   MEDIA_TYPE,
+  SERVER_HELD,
   TIERS,
   WIRE_ERRORS,
   type RegisterMessengerAnswer,
@@ -39,7 +40,7 @@ export {
   UNEXPECTED_ANSWER,
 }
 export type { Method, Platform, PlatformRequestOptions, RequestData }
-export { abortable, MEDIA_TYPE, MIN_POLL_INTERVAL_MS, TIERS, WIRE_ERRORS }
+export { abortable, MEDIA_TYPE, MIN_POLL_INTERVAL_MS, SERVER_HELD, TIERS, WIRE_ERRORS }
 export type {
   RegisterMessengerAnswer,
   RegisterMessengerBody,
@@ -56,10 +57,12 @@ export const MAX_RETRY_AFTER_SECONDS = 10
 export interface CampusgateOptions {
   /** campusgate's address, e.g. `https://campusgate.example.edu` (a path prefix is kept). */
   baseUrl: string
-  /** The mini-program's appId, sent with each login. */
+  /**
+   * The mini-program's appId, sent with each login. There is no AppSecret option: anything in a
+   * mini-program can be unpacked and read, so the secret stays on the server
+   * (campusgate's MESSENGER_APP_SECRETS) and the kit sends the placeholder `server-held`.
+   */
   appId: string
-  /** The secret campusgate expects with the appId (the seed's `appSecret`). */
-  appSecret: string
   /** `wx`, uni-app's `uni`, or Taro's default export. */
   platform: Platform
   /** Where the session key is kept in platform storage. */
@@ -111,7 +114,14 @@ export interface Campusgate {
 const INVALID_SESSION_KEY = WIRE_ERRORS.invalidSessionKey.code
 
 export function createCampusgate(options: CampusgateOptions): Campusgate {
-  const { appId, appSecret, platform } = options
+  if ('appSecret' in options) {
+    throw new TypeError(
+      'createCampusgate: appSecret is no longer an option. Remove the AppSecret from the ' +
+        "mini-program (every copy of it carries it), reset it in the platform's console, and give " +
+        "the new one to campusgate's MESSENGER_APP_SECRETS instead.",
+    )
+  }
+  const { appId, platform } = options
   const storageKey = options.storageKey ?? 'campusgate.sessionKey'
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
   /** The one login in flight, shared with every instance on this storageKey. */
@@ -209,7 +219,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       {
         url: '/register/messenger',
         method: 'POST',
-        data: wire<RegisterMessengerBody>({ appId, appSecret, code }),
+        data: wire<RegisterMessengerBody>({ appId, appSecret: SERVER_HELD, code }),
         auth: false,
       },
       null,

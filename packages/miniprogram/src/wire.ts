@@ -24,9 +24,16 @@ export interface Session {
   }
 }
 
+/**
+ * What the kit sends as `appSecret`: the key stays required on the wire, but campusgate holds the
+ * secret itself (MESSENGER_APP_SECRETS) and does not use what a client sends there.
+ */
+export const SERVER_HELD = 'server-held'
+
 /** What the kit sends to `POST /register/messenger`. */
 export interface RegisterMessengerBody {
   appId: string
+  /** Always SERVER_HELD. */
   appSecret: string
   code: string
 }

@@ -47,7 +47,6 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       campusgate = createCampusgate({
         baseUrl: service.url,
         appId: SANDBOX_APP.appId,
-        appSecret: SANDBOX_APP.appSecret,
         platform: wx,
       })
     })
@@ -95,7 +94,8 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       assert.deepEqual(paths(), ['POST /register/messenger'])
       const body = JSON.parse(wx.sent[0].body!)
       assert.equal(body.appId, SANDBOX_APP.appId)
-      assert.equal(body.appSecret, SANDBOX_APP.appSecret)
+      // The placeholder: the AppSecret stays on the server, in MESSENGER_APP_SECRETS.
+      assert.equal(body.appSecret, 'server-held')
       assert.equal(typeof body.code, 'string')
       assert.match(kept(), /^[A-Za-z0-9_-]{43}$/)
       const session = await call(`${service.url}/session`, { headers: { authorization: kept() } })
@@ -104,13 +104,26 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       const other = createCampusgate({
         baseUrl: `${service.url}/`,
         appId: SANDBOX_APP.appId,
-        appSecret: SANDBOX_APP.appSecret,
         platform: wx,
         storageKey: 'elsewhere',
       })
       await other.login()
       assert.match(wx.storage.get('elsewhere') as string, /^[A-Za-z0-9_-]{43}$/)
       assert.notEqual(wx.storage.get('elsewhere'), wx.storage.get(KEY))
+    })
+
+    it('refuses an appSecret option, which would ship the AppSecret inside the mini-program', () => {
+      const options = {
+        baseUrl: service.url,
+        appId: SANDBOX_APP.appId,
+        appSecret: SANDBOX_APP.appSecret,
+        platform: wx,
+      }
+      assert.throws(() => createCampusgate(options), {
+        name: 'TypeError',
+        message: /appSecret.*MESSENGER_APP_SECRETS/,
+      })
+      assert.equal(wx.sent.length, 0)
     })
 
     it('sends the v1 Accept and the kept key, whatever the caller put in its header', async () => {
@@ -191,7 +204,6 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       const otherPage = createCampusgate({
         baseUrl: service.url,
         appId: SANDBOX_APP.appId,
-        appSecret: SANDBOX_APP.appSecret,
         platform: wx,
       })
       await campusgate.login()
@@ -266,13 +278,12 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       // None of them is an ended key: nobody logged in again.
       assert.equal(wx.logins, 1)
 
-      const wrongSecret = createCampusgate({
+      const unknownApp = createCampusgate({
         baseUrl: service.url,
-        appId: SANDBOX_APP.appId,
-        appSecret: 'not-the-secret',
+        appId: 'wx-not-this-app',
         platform: createPlatform(`${service.url}/_sandbox/messenger`, openId),
       })
-      const refused = await rejection(wrongSecret.login())
+      const refused = await rejection(unknownApp.login())
       assert.equal(refused.status, 401)
       assert.equal(refused.code, '@unauthorized/failed-messenger-authentication')
 
@@ -290,7 +301,6 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       const nowhere = createCampusgate({
         baseUrl: `http://127.0.0.1:${await freePort()}`,
         appId: SANDBOX_APP.appId,
-        appSecret: SANDBOX_APP.appSecret,
         platform: wx,
       })
       const unreachable = await rejection(nowhere.request({ url: '/healthz', auth: false }))
@@ -358,7 +368,6 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       const offline = createCampusgate({
         baseUrl: `http://127.0.0.1:${await freePort()}`,
         appId: SANDBOX_APP.appId,
-        appSecret: SANDBOX_APP.appSecret,
         platform: wx,
       })
       for (const attempt of [() => offline.logout(), () => offline.erase()]) {

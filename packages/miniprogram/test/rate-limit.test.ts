@@ -11,7 +11,6 @@ async function limitedUser(service: RunningService, openId: string) {
   const campusgate = createCampusgate({
     baseUrl: service.url,
     appId: SANDBOX_APP.appId,
-    appSecret: SANDBOX_APP.appSecret,
     platform: wx,
   })
   await campusgate.login()

@@ -43,7 +43,6 @@ describe('waitForTier against the running campusgate', () => {
     campusgate = createCampusgate({
       baseUrl: service.url,
       appId: SANDBOX_APP.appId,
-      appSecret: SANDBOX_APP.appSecret,
       platform: wx,
     })
     await campusgate.login()

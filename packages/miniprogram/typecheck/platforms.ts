@@ -12,7 +12,6 @@ const options: WechatMiniprogram.RequestOption = {} as PlatformRequestOptions
 export const campusgate = createCampusgate({
   baseUrl: 'https://campusgate.example.edu',
   appId: 'wx-app',
-  appSecret: 'secret',
   platform,
 })
 export { options }

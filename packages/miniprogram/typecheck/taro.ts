@@ -14,6 +14,5 @@ export const options: Taro.request.Option = {} as PlatformRequestOptions
 export const campusgate = createCampusgate({
   baseUrl: 'https://campusgate.example.edu',
   appId: 'wx-app',
-  appSecret: 'secret',
   platform,
 })

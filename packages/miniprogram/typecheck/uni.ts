@@ -13,6 +13,5 @@ export const options: UniNamespace.RequestOptions = {} as PlatformRequestOptions
 export const campusgate = createCampusgate({
   baseUrl: 'https://campusgate.example.edu',
   appId: 'wx-app',
-  appSecret: 'secret',
   platform,
 })
