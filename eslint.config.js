@@ -37,7 +37,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    files: ['test/**/*.ts', 'bench/**/*.ts', 'packages/*/test/**/*.ts'],
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'packages/*/test/**/*.ts', 'examples/*/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -1,11 +1,13 @@
 import { createCampusgate } from 'campusgate-miniprogram'
+import { config } from './config.js'
+import { withSandboxLogin } from './sandbox-login.js'
 
 /**
- * The app's one campusgate. The address must be in the mini-program's request domain list. No
- * AppSecret here or anywhere in the mini-program: campusgate holds it (MESSENGER_APP_SECRETS).
+ * The app's one campusgate, shared by its pages. No AppSecret here or anywhere in the
+ * mini-program: campusgate holds it (MESSENGER_APP_SECRETS).
  */
 export const campusgate = createCampusgate({
-  baseUrl: 'https://campusgate.example.edu',
-  appId: 'wx0123456789abcdef',
-  platform: wx,
+  baseUrl: config.baseUrl,
+  appId: config.appId,
+  platform: config.sandbox ? withSandboxLogin(wx, config.baseUrl) : wx,
 })

@@ -1,3 +1,4 @@
+import { CampusgateError } from 'campusgate-miniprogram'
 import { campusgate } from '../../campusgate.js'
 
 /** Opens only at tier 2 (university-registered); everyone else is sent back. */
@@ -7,12 +8,17 @@ Page({
   },
 
   async onLoad() {
-    const session = await campusgate.session()
-    if (session.tier !== 'university-registered') {
-      await wx.showToast({ title: 'Confirm your university email first', icon: 'none' })
-      void wx.navigateBack()
-      return
+    let title = 'Confirm your university email first'
+    try {
+      const session = await campusgate.session()
+      if (session.tier === 'university-registered') {
+        this.setData({ name: session.university?.name ?? session.openId })
+        return
+      }
+    } catch (error) {
+      title = error instanceof CampusgateError ? error.code : String(error)
     }
-    this.setData({ name: session.university?.name ?? session.openId })
+    await wx.showToast({ title, icon: 'none' })
+    void wx.navigateBack()
   },
 })
