@@ -11,7 +11,7 @@ import {
   type Campusgate,
 } from 'campusgate-miniprogram'
 import { SANDBOX_APP } from '../../../src/sandbox/routes.js'
-import { startService, type RunningService } from '../../../test/helpers/service.js'
+import { freePort, startService, type RunningService } from '../../../test/helpers/service.js'
 import { startSmtpSink, type SmtpSink } from '../../../test/helpers/smtp-sink.js'
 import { confirmByEmail } from './university.js'
 import { createWx, type TestWx } from './platforms.js'
@@ -103,6 +103,19 @@ describe('waitForTier against the running campusgate', () => {
     assertSpaced(polls(), MIN_POLL_INTERVAL_MS)
     await sleep(MIN_POLL_INTERVAL_MS + 200)
     assert.equal(polls().length, 3, 'nothing is sent after the wait ended')
+  })
+
+  it('keeps polling through polls that got no answer, until the timeout', async () => {
+    const offline = createCampusgate({
+      baseUrl: `http://127.0.0.1:${await freePort()}`,
+      appId: SANDBOX_APP.appId,
+      platform: wx,
+    })
+    const error = await rejection(
+      offline.waitForTier('university-registered', { timeoutMs: 2_500 }),
+    )
+    assert.equal(error.code, TIMED_OUT, 'no answer is worth another try, not the end')
+    assert.equal(polls().length, 2)
   })
 
   it('stops at once when the signal aborts, and sends nothing after', async () => {
