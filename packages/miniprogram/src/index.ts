@@ -8,7 +8,16 @@ import {
   TIMED_OUT,
   UNEXPECTED_ANSWER,
 } from './error.js'
-import { sharedLogin } from './logins.js'
+import {
+  errorCode,
+  handled,
+  isSuccess,
+  ok,
+  retryAfterSeconds,
+  wire,
+  type Response,
+} from './answers.js'
+import { createKeyStore } from './key-store.js'
 import type { Method, Platform, PlatformRequestOptions, RequestData } from './platform.js'
 import {
   abortable,
@@ -39,7 +48,7 @@ export {
   TIMED_OUT,
   UNEXPECTED_ANSWER,
 }
-export type { Method, Platform, PlatformRequestOptions, RequestData }
+export type { Method, Platform, PlatformRequestOptions, RequestData, Response }
 export { abortable, MEDIA_TYPE, MIN_POLL_INTERVAL_MS, SERVER_HELD, TIERS, WIRE_ERRORS }
 export type {
   RegisterMessengerAnswer,
@@ -80,12 +89,6 @@ export interface RequestOptions {
   auth?: boolean
 }
 
-export interface Response<T = unknown> {
-  statusCode: number
-  data: T
-  header: Record<string, string>
-}
-
 export interface Campusgate {
   /** Platform login, then POST /register/messenger; the key is kept in storage. */
   login(): Promise<void>
@@ -124,46 +127,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
   const { appId, platform } = options
   const storageKey = options.storageKey ?? 'campusgate.sessionKey'
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
-  /** The one login in flight, shared with every instance on this storageKey. */
-  const login = sharedLogin(platform, storageKey)
-
-  function keptKey(): string | null {
-    if (login.inMemory !== null) return login.inMemory
-    let value: unknown
-    try {
-      value = platform.getStorageSync(storageKey)
-    } catch {
-      return null
-    }
-    return typeof value === 'string' && value !== '' ? value : null
-  }
-
-  /** Stores a new key; when storage refuses it, it is kept in memory and the caller told so. */
-  function keep(key: string): void {
-    try {
-      platform.setStorageSync(storageKey, key)
-      login.inMemory = null
-    } catch (cause) {
-      login.inMemory = key
-      throw storageFailed(cause)
-    }
-  }
-
-  /** Forgets `key` unless another instance has kept a newer one since. */
-  function forgetIfKept(key: string | null): void {
-    if (key !== null && keptKey() === key) forgetKey()
-  }
-
-  function forgetKey(): void {
-    const onlyInMemory = login.inMemory !== null
-    login.inMemory = null
-    try {
-      platform.removeStorageSync(storageKey)
-    } catch (cause) {
-      // A key that only memory held is gone; one that storage may still hold is worth reporting.
-      if (!onlyInMemory) throw storageFailed(cause)
-    }
-  }
+  const keys = createKeyStore(platform, storageKey)
 
   function platformCode(): Promise<string> {
     return new Promise((resolve, reject) => {
@@ -232,7 +196,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
         'no sessionKey in the answer: is baseUrl campusgate?',
       )
     }
-    keep(body.sessionKey)
+    keys.keep(body.sessionKey)
     return body.sessionKey
   }
 
@@ -241,25 +205,25 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
    * a new login. Requests that fail at once thus share one login.
    */
   function renew(stale: string | null): Promise<string> {
-    if (login.pending !== null) return login.pending
-    const kept = keptKey()
+    if (keys.pending !== null) return keys.pending
+    const kept = keys.kept()
     if (kept !== null && kept !== stale) return Promise.resolve(kept)
     const pending = register().then(
       (key) => {
-        login.pending = null
+        keys.pending = null
         return key
       },
       (error: unknown) => {
-        login.pending = null
+        keys.pending = null
         throw error
       },
     )
-    login.pending = pending
+    keys.pending = pending
     return pending
   }
 
   async function request<T>(options: RequestOptions): Promise<Response<T>> {
-    let key = options.auth === false ? null : (keptKey() ?? (await renew(null)))
+    let key = options.auth === false ? null : (keys.kept() ?? (await renew(null)))
     let response = await send(options, key)
     let signedInAgain = false
     let waited = false
@@ -289,7 +253,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
 
   return {
     async login() {
-      await renew(keptKey())
+      await renew(keys.kept())
     },
     request,
     session,
@@ -299,12 +263,12 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       await request({ url: '/register/university', method: 'POST', data })
     },
     async logout() {
-      const key = keptKey()
+      const key = keys.kept()
       if (key === null) return
       const response = await send({ url: '/logout', method: 'POST' }, key)
       // 200 ended the key; 401 says it had already ended elsewhere: either way it is done with.
       // Anything else (no answer, 429, 5xx) leaves it valid, so it is kept.
-      if (response.statusCode === 401 || isSuccess(response)) forgetIfKept(key)
+      if (response.statusCode === 401 || isSuccess(response)) keys.forgetIfKept(key)
       if (response.statusCode !== 401) ok(response)
     },
     async erase() {
@@ -312,63 +276,12 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
         await request({ url: '/user', method: 'DELETE' })
       } catch (error) {
         // The kit has signed in again once already: a 401 now means no key of this user works.
-        if (error instanceof CampusgateError && error.status === 401) forgetKey()
+        if (error instanceof CampusgateError && error.status === 401) keys.forget()
         throw error
       }
       // The user is gone, and every key of the user with it.
-      forgetKey()
+      keys.forget()
     },
     waitForTier: (tier, waitOptions) => waitForTier(session, tier, waitOptions),
   }
-}
-
-/**
- * Taro's calls return a promise even when given callbacks, and it rejects when `fail` is called:
- * the callbacks already report it, and left alone it would be an unhandled rejection.
- */
-function handled(returned: unknown): void {
-  const then = (returned as { then?: unknown } | null)?.then
-  if (typeof then === 'function') then.call(returned, undefined, () => undefined)
-}
-
-function storageFailed(cause: unknown): CampusgateError {
-  const detail = cause instanceof Error ? cause.message : (cause as { errMsg?: unknown })?.errMsg
-  return new CampusgateError(0, STORAGE_FAILED, typeof detail === 'string' ? detail : undefined)
-}
-
-function errorCode(response: Response): string | null {
-  const data = response.data as { error?: unknown } | null
-  return typeof data === 'object' && data !== null && typeof data.error === 'string'
-    ? data.error
-    : null
-}
-
-/** A body of the wire's shape `T`, as wx.request's `data`. */
-function wire<T extends object>(body: T): Record<string, unknown> {
-  return body as unknown as Record<string, unknown>
-}
-
-function isSuccess(response: Response): boolean {
-  return response.statusCode >= 200 && response.statusCode < 300
-}
-
-function ok(response: Response): Response {
-  if (isSuccess(response)) return response
-  throw new CampusgateError(
-    response.statusCode,
-    errorCode(response) ?? `@http/${response.statusCode}`,
-    undefined,
-    response.data,
-    retryAfterSeconds(response.header) ?? undefined,
-  )
-}
-
-/** `Retry-After` in seconds (a number or an HTTP date), or null when absent or unreadable. */
-function retryAfterSeconds(header: Record<string, string>): number | null {
-  const name = Object.keys(header).find((candidate) => candidate.toLowerCase() === 'retry-after')
-  if (name === undefined) return null
-  const value = String(header[name]).trim()
-  if (/^\d+$/.test(value)) return Number(value)
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000))
 }
