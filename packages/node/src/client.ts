@@ -1,7 +1,21 @@
 import { Pool } from 'undici'
 import { SessionCache, type CacheOptions } from './cache.js'
 import { MEDIA_TYPE } from './answers.js'
-import type { Session } from './session.js'
+import {
+  CampusgateConfigurationError,
+  RateLimitedError,
+  SessionServiceUnavailableError,
+  isCheckFailure,
+  type CheckFailure,
+} from './errors.js'
+import { isSession, type Session } from './session.js'
+
+export {
+  CampusgateConfigurationError,
+  RateLimitedError,
+  SessionServiceUnavailableError,
+  type CheckFailure,
+}
 
 export interface ClientOptions {
   /** campusgate's address, e.g. `http://campusgate.internal:3000` (a path prefix is kept). */
@@ -12,6 +26,13 @@ export interface ClientOptions {
   cache?: CacheOptions
   /** The most connections the pool keeps open to campusgate. */
   connections?: number
+  /**
+   * Receives the cause of every key check that failed (and so of every 503 the guards answer):
+   * a `SessionServiceUnavailableError` (campusgate unreachable, too slow, 5xx) or a
+   * `CampusgateConfigurationError` (a wrong `baseUrl`). Checks shared by concurrent requests
+   * report once. What it throws is ignored: a report never changes an answer.
+   */
+  onError?: (cause: CheckFailure) => void
 }
 
 export interface Client {
@@ -21,22 +42,6 @@ export interface Client {
   forgetUser(openId: string): void
   /** Closes the connection pool. */
   close(): Promise<void>
-}
-
-/** campusgate could not answer the check: unreachable, too slow, or a 5xx. The guards answer 503. */
-export class SessionServiceUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'SessionServiceUnavailableError'
-  }
-}
-
-/** campusgate refused the check with 429 (the key's own rate limit). The guards answer the same. */
-export class RateLimitedError extends Error {
-  constructor(readonly retryAfterSeconds: number) {
-    super(`campusgate answered 429; retry after ${retryAfterSeconds} s`)
-    this.name = 'RateLimitedError'
-  }
 }
 
 export const DEFAULT_TIMEOUT_MS = 2_000
@@ -49,6 +54,8 @@ const PRINTABLE = /^[\x20-\x7e]+$/
 export function createClient(options: ClientOptions): Client {
   const base = new URL(options.baseUrl)
   const path = `${base.pathname.replace(/\/+$/, '')}/session`
+  // Named in errors without any user:password the address may carry.
+  const where = `GET ${base.origin}${path}`
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   if (!(timeoutMs > 0)) throw new TypeError('timeoutMs must be > 0')
   // One pool of kept-alive connections: a check is one request on an open connection.
@@ -69,23 +76,60 @@ export function createClient(options: ClientOptions): Client {
         headers: { accept: MEDIA_TYPE, authorization: key },
       })
     } catch (error) {
-      throw new SessionServiceUnavailableError('campusgate did not answer the key check', {
+      throw new SessionServiceUnavailableError(`${where} did not answer the key check`, {
         cause: error,
       })
     }
     const { statusCode, headers, body } = response
+    let text: string
     try {
-      if (statusCode === 200) return (await body.json()) as Session
-      await body.dump()
+      text = await body.text()
     } catch (error) {
-      throw new SessionServiceUnavailableError('the key check answer broke off', { cause: error })
+      throw new SessionServiceUnavailableError(`${where}: the key check answer broke off`, {
+        cause: error,
+      })
     }
+    if (statusCode === 200) return sessionFrom(headers['content-type'], text)
     if (statusCode === 401) return null
     if (statusCode === 429) {
       const retryAfter = Number(headers['retry-after'])
       throw new RateLimitedError(Number.isInteger(retryAfter) && retryAfter >= 0 ? retryAfter : 1)
     }
-    throw new SessionServiceUnavailableError(`campusgate answered the key check with ${statusCode}`)
+    // campusgate answers GET /session with 200, 401, 429 or an outage status; a 404 or a
+    // redirect comes from something else at that address.
+    if (statusCode === 404 || (statusCode >= 300 && statusCode < 400)) {
+      throw new CampusgateConfigurationError(
+        `${where} answered ${statusCode}: is baseUrl campusgate's address?`,
+      )
+    }
+    throw new SessionServiceUnavailableError(`${where} answered the key check with ${statusCode}`)
+  }
+
+  function sessionFrom(contentType: string | string[] | undefined, text: string): Session {
+    const mediaType = String(contentType ?? '')
+      .split(';')[0]
+      .trim()
+      .toLowerCase()
+    let parsed: unknown = undefined
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      // Left undefined: reported below as what it is.
+    }
+    if (mediaType === MEDIA_TYPE && isSession(parsed)) return parsed
+    throw new CampusgateConfigurationError(
+      `${where} answered 200 with ${mediaType || 'no media type'}, not a campusgate session: ` +
+        `is baseUrl campusgate's address?`,
+    )
+  }
+
+  function report(error: unknown): void {
+    if (!isCheckFailure(error) || options.onError === undefined) return
+    try {
+      options.onError(error)
+    } catch {
+      // A failing logger must not turn a 503 into something else.
+    }
   }
 
   return {
@@ -94,7 +138,13 @@ export function createClient(options: ClientOptions): Client {
       if (!PRINTABLE.test(key)) return null
       const cached = cache?.get(key)
       if (cached) return cached
-      const session = await ask(key)
+      let session: Session | null
+      try {
+        session = await ask(key)
+      } catch (error) {
+        report(error)
+        throw error
+      }
       if (session !== null) cache?.set(key, session)
       return session
     },

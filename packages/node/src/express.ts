@@ -1,11 +1,11 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { Answer } from './answers.js'
 import type { Client } from './client.js'
-import { check } from './guard.js'
+import { check, type GuardOptions } from './guard.js'
 import { assertTier, type Session, type Tier } from './session.js'
 import { createWebhookReceiver, MAX_EVENT_BYTES, type WebhookOptions } from './webhooks.js'
 
-export type { Session, Tier, WebhookOptions }
+export type { GuardOptions, Session, Tier, WebhookOptions }
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -28,10 +28,14 @@ function send(
  * Express middleware: lets the request through when its session key reaches `tier` (the session
  * is then `req.campusgate`), and otherwise answers as campusgate does.
  */
-export function requireTier(client: Client, tier: Tier): RequestHandler {
+export function requireTier(
+  client: Client,
+  tier: Tier,
+  options: GuardOptions = {},
+): RequestHandler {
   assertTier(tier)
   return function campusgateRequireTier(req: Request, res: Response, next: NextFunction): void {
-    check(client, tier, req.headers.authorization).then((result) => {
+    check(client, tier, req.headers.authorization, options).then((result) => {
       if ('answer' in result) return send(res, result.answer satisfies Answer)
       req.campusgate = result.session
       next()

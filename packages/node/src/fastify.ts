@@ -6,11 +6,11 @@ import type {
   onRequestAsyncHookHandler,
 } from 'fastify'
 import type { Client } from './client.js'
-import { check } from './guard.js'
+import { check, type GuardOptions } from './guard.js'
 import { assertTier, type Session, type Tier } from './session.js'
 import { createWebhookReceiver, MAX_EVENT_BYTES, type WebhookOptions } from './webhooks.js'
 
-export type { Session, Tier, WebhookOptions }
+export type { GuardOptions, Session, Tier, WebhookOptions }
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,10 +23,14 @@ declare module 'fastify' {
  * Fastify `onRequest` hook: lets the request through when its session key reaches `tier` (the
  * session is then `request.campusgate`), and otherwise answers as campusgate does.
  */
-export function requireTier(client: Client, tier: Tier): onRequestAsyncHookHandler {
+export function requireTier(
+  client: Client,
+  tier: Tier,
+  options: GuardOptions = {},
+): onRequestAsyncHookHandler {
   assertTier(tier)
   return async function campusgateRequireTier(request: FastifyRequest, reply: FastifyReply) {
-    const result = await check(client, tier, request.headers.authorization)
+    const result = await check(client, tier, request.headers.authorization, options)
     if ('answer' in result) {
       const { status, headers, body } = result.answer
       // A Buffer, so Fastify adds no charset to the media type.

@@ -1,11 +1,11 @@
+export { createClient, DEFAULT_TIMEOUT_MS, type Client, type ClientOptions } from './client.js'
 export {
-  createClient,
-  DEFAULT_TIMEOUT_MS,
+  CampusgateConfigurationError,
   RateLimitedError,
   SessionServiceUnavailableError,
-  type Client,
-  type ClientOptions,
-} from './client.js'
+  type CheckFailure,
+} from './errors.js'
+export type { GuardOptions } from './guard.js'
 export type { CacheOptions } from './cache.js'
 export { MEDIA_TYPE, UNAVAILABLE_RETRY_AFTER_SECONDS } from './answers.js'
 export { TIERS, type Session, type Tier } from './session.js'
