@@ -66,6 +66,9 @@ export function createClient(options: ClientOptions): Client {
     bodyTimeout: timeoutMs,
   })
   const cache = options.cache === undefined ? null : new SessionCache(options.cache)
+  // Checks of one key in flight at once share one GET /session: a page that fires many requests
+  // with a fresh key costs campusgate one lookup.
+  const inFlight = new Map<string, Promise<Session | null>>()
 
   async function ask(key: string): Promise<Session | null> {
     let response: Awaited<ReturnType<Pool['request']>>
@@ -138,15 +141,23 @@ export function createClient(options: ClientOptions): Client {
       if (!PRINTABLE.test(key)) return null
       const cached = cache?.get(key)
       if (cached) return cached
-      let session: Session | null
-      try {
-        session = await ask(key)
-      } catch (error) {
-        report(error)
-        throw error
+      let pending = inFlight.get(key)
+      if (pending === undefined) {
+        pending = ask(key).then(
+          (session) => {
+            if (session !== null) cache?.set(key, session)
+            return session
+          },
+          (error: unknown) => {
+            report(error)
+            throw error
+          },
+        )
+        const settled = () => void inFlight.delete(key)
+        pending.then(settled, settled)
+        inFlight.set(key, pending)
       }
-      if (session !== null) cache?.set(key, session)
-      return session
+      return pending
     },
     forgetUser(openId) {
       cache?.dropUser(openId)
