@@ -20,7 +20,7 @@ export {
 export interface ClientOptions {
   /** campusgate's address, e.g. `http://campusgate.internal:3000` (a path prefix is kept). */
   baseUrl: string
-  /** How long a key check may take (connect, then headers, then body) before it fails closed. */
+  /** How long one key check may take in all (connecting, headers, body) before it fails closed. */
   timeoutMs?: number
   /** Remember checked keys for a while. Off by default, so a logout is seen at once. */
   cache?: CacheOptions
@@ -58,7 +58,9 @@ export function createClient(options: ClientOptions): Client {
   const where = `GET ${base.origin}${path}`
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   if (!(timeoutMs > 0)) throw new TypeError('timeoutMs must be > 0')
-  // One pool of kept-alive connections: a check is one request on an open connection.
+  // One pool of kept-alive connections: a check is one request on an open connection. undici's
+  // own timeouts each restart per phase (and per body chunk); the signal in ask() bounds the
+  // whole check.
   const pool = new Pool(base.origin, {
     connections: options.connections ?? DEFAULT_CONNECTIONS,
     connect: { timeout: timeoutMs },
@@ -71,12 +73,14 @@ export function createClient(options: ClientOptions): Client {
   const inFlight = new Map<string, Promise<Session | null>>()
 
   async function ask(key: string): Promise<Session | null> {
+    const signal = AbortSignal.timeout(timeoutMs)
     let response: Awaited<ReturnType<Pool['request']>>
     try {
       response = await pool.request({
         path,
         method: 'GET',
         headers: { accept: MEDIA_TYPE, authorization: key },
+        signal,
       })
     } catch (error) {
       throw new SessionServiceUnavailableError(`${where} did not answer the key check`, {
