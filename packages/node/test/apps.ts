@@ -50,6 +50,7 @@ export async function startFastify(
   guard?: GuardOptions,
 ): Promise<Backend> {
   const app = Fastify()
+  await app.register(forFastify.campusgatePlugin)
   app.get(
     '/forum',
     { onRequest: forFastify.requireTier(client, 'university-registered', guard) },
