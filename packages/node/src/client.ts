@@ -130,8 +130,17 @@ export function createClient(options: ClientOptions): Client {
     )
   }
 
+  let warnedConfiguration = false
   function report(error: unknown): void {
-    if (!isCheckFailure(error) || options.onError === undefined) return
+    if (!isCheckFailure(error)) return
+    if (options.onError === undefined) {
+      // An outage passes; a wrong address does not, and would otherwise be a silent 503 forever.
+      if (error instanceof CampusgateConfigurationError && !warnedConfiguration) {
+        warnedConfiguration = true
+        process.emitWarning(error.message, { code: 'CAMPUSGATE_CONFIGURATION' })
+      }
+      return
+    }
     try {
       options.onError(error)
     } catch {

@@ -123,6 +123,30 @@ describe('campusgate-node reports why it answered 503', () => {
     })
   }
 
+  it('without onError, warns once that baseUrl is wrong, and says nothing of an outage', async () => {
+    const warnings: (Error & { code?: string })[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    const wrong = createClient({ baseUrl: `${service.url}/api` })
+    const down = createClient({ baseUrl: `http://127.0.0.1:${await freePort()}` })
+    try {
+      for (let i = 0; i < 3; i += 1) {
+        await assert.rejects(wrong.session('some-key-0123456789'), CampusgateConfigurationError)
+        await assert.rejects(down.session('some-key-0123456789'), SessionServiceUnavailableError)
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+      assert.deepEqual(
+        warnings.map((warning) => warning.code),
+        ['CAMPUSGATE_CONFIGURATION'],
+      )
+      assert.match(warnings[0].message, /\/api\/session answered 404: is baseUrl/)
+    } finally {
+      process.off('warning', onWarning)
+      await wrong.close()
+      await down.close()
+    }
+  })
+
   it('still reads campusgate at the right address, and a logger that throws changes no answer', async () => {
     const { key } = await registerUser(service)
     const client = createClient({
