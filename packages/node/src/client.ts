@@ -50,6 +50,8 @@ const DEFAULT_CONNECTIONS = 16
 const MAX_KEY_LENGTH = 256
 /** Printable ASCII: every key campusgate issues, and nothing that could break a header line. */
 const PRINTABLE = /^[\x20-\x7e]+$/
+/** The most of an answer read; campusgate's are far smaller. */
+const MAX_ANSWER_BYTES = 64 * 1024
 
 export function createClient(options: ClientOptions): Client {
   const base = new URL(options.baseUrl)
@@ -66,6 +68,8 @@ export function createClient(options: ClientOptions): Client {
     connect: { timeout: timeoutMs },
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
+    // A session is a few hundred bytes; a page the size of a web app is not campusgate.
+    maxResponseSize: MAX_ANSWER_BYTES,
   })
   const cache = options.cache === undefined ? null : new SessionCache(options.cache)
   // Checks of one key in flight at once share one GET /session: a page that fires many requests
@@ -92,6 +96,13 @@ export function createClient(options: ClientOptions): Client {
     try {
       text = await body.text()
     } catch (error) {
+      if ((error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+        throw new CampusgateConfigurationError(
+          `${where} answered ${statusCode} with more than ${MAX_ANSWER_BYTES} bytes: ` +
+            `is baseUrl campusgate's address?`,
+          { cause: error },
+        )
+      }
       throw new SessionServiceUnavailableError(`${where}: the key check answer broke off`, {
         cause: error,
       })

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import {
   CampusgateConfigurationError,
   createClient,
+  MEDIA_TYPE,
   SessionServiceUnavailableError,
   type CheckFailure,
 } from 'campusgate-node'
@@ -111,7 +112,7 @@ describe('campusgate-node reports why it answered 503', () => {
         try {
           await assert.rejects(client.session('some-key-0123456789'), (error: Error) => {
             assert.ok(error instanceof CampusgateConfigurationError)
-            assert.match(error.message, /not a campusgate session: is baseUrl/)
+            assert.match(error.message, /is baseUrl campusgate's address\?/)
             return true
           })
         } finally {
@@ -122,6 +123,33 @@ describe('campusgate-node reports why it answered 503', () => {
       }
     })
   }
+
+  it('stops reading an answer far larger than a session, and reports the address', async () => {
+    // 200 in campusgate's media type, then more bytes than any session, and no end.
+    const server: Server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': MEDIA_TYPE })
+      response.write(`{"openId":"${'x'.repeat(100_000)}`)
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      timeoutMs: 5000,
+    })
+    try {
+      const started = Date.now()
+      await assert.rejects(client.session('some-key-0123456789'), (error: Error) => {
+        assert.ok(error instanceof CampusgateConfigurationError, error.message)
+        assert.match(error.message, /more than \d+ bytes: is baseUrl/)
+        return true
+      })
+      assert.ok(Date.now() - started < 2500, 'without waiting for the timeout')
+    } finally {
+      await client.close()
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
 
   it('without onError, warns once that baseUrl is wrong, and says nothing of an outage', async () => {
     const warnings: (Error & { code?: string })[] = []
