@@ -22,16 +22,34 @@ function answer(status: number, error: string, extra: Record<string, string> = {
   return { status, body: { error }, headers: { ...JSON_HEADERS, ...extra } }
 }
 
+/**
+ * The guards' answers: status and code. All but the last are campusgate's own rows (its OpenAPI
+ * document lists them; test/wire-contract.test.ts checks); `sessionServiceUnavailable` is the
+ * kit's, for when campusgate itself cannot be asked.
+ */
+export const ERROR_CODES = {
+  missingAuthorizationHeader: { status: 403, code: '@forbidden/missing-authorization-header' },
+  invalidSessionKey: { status: 401, code: '@unauthorized/invalid-session-key' },
+  insufficientRegistrationTier: {
+    status: 403,
+    code: '@forbidden/insufficient-registration-tier',
+  },
+  rateLimitExceeded: { status: 429, code: '@too-many-requests/rate-limit-exceeded' },
+  sessionServiceUnavailable: {
+    status: 503,
+    code: '@service-unavailable/session-service-unavailable',
+  },
+} as const satisfies Record<string, { status: number; code: string }>
+
+const row = (name: keyof typeof ERROR_CODES, extra?: Record<string, string>) =>
+  answer(ERROR_CODES[name].status, ERROR_CODES[name].code, extra)
+
 export const ANSWERS = {
-  missingAuthorizationHeader: () => answer(403, '@forbidden/missing-authorization-header'),
-  invalidSessionKey: () => answer(401, '@unauthorized/invalid-session-key'),
-  insufficientRegistrationTier: () => answer(403, '@forbidden/insufficient-registration-tier'),
+  missingAuthorizationHeader: () => row('missingAuthorizationHeader'),
+  invalidSessionKey: () => row('invalidSessionKey'),
+  insufficientRegistrationTier: () => row('insufficientRegistrationTier'),
   rateLimitExceeded: (retryAfterSeconds: number) =>
-    answer(429, '@too-many-requests/rate-limit-exceeded', {
-      'retry-after': String(retryAfterSeconds),
-    }),
+    row('rateLimitExceeded', { 'retry-after': String(retryAfterSeconds) }),
   sessionServiceUnavailable: () =>
-    answer(503, '@service-unavailable/session-service-unavailable', {
-      'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
-    }),
+    row('sessionServiceUnavailable', { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }),
 } as const

@@ -1,11 +1,12 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { Answer } from './answers.js'
 import type { Client } from './client.js'
-import { check } from './guard.js'
+import { check, type GuardOptions } from './guard.js'
 import { assertTier, type Session, type Tier } from './session.js'
 import { createWebhookReceiver, MAX_EVENT_BYTES, type WebhookOptions } from './webhooks.js'
 
-export type { Session, Tier, WebhookOptions }
+export type { GuardOptions, Session, Tier, WebhookOptions }
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -28,10 +29,14 @@ function send(
  * Express middleware: lets the request through when its session key reaches `tier` (the session
  * is then `req.campusgate`), and otherwise answers as campusgate does.
  */
-export function requireTier(client: Client, tier: Tier): RequestHandler {
+export function requireTier(
+  client: Client,
+  tier: Tier,
+  options: GuardOptions = {},
+): RequestHandler {
   assertTier(tier)
   return function campusgateRequireTier(req: Request, res: Response, next: NextFunction): void {
-    check(client, tier, req.headers.authorization).then((result) => {
+    check(client, tier, req.headers.authorization, options).then((result) => {
       if ('answer' in result) return send(res, result.answer satisfies Answer)
       req.campusgate = result.session
       next()
@@ -40,15 +45,17 @@ export function requireTier(client: Client, tier: Tier): RequestHandler {
 }
 
 /**
- * Express route handler for campusgate's lifecycle events. It reads the raw body itself: mount it
- * without a body parser in front (`app.post('/campusgate/events', webhookHandler(...))`).
+ * Express route handler for campusgate's lifecycle events. It needs the body as it came: mount it
+ * without a body parser in front, or, behind a global `express.json()`, save the raw body with
+ * `express.json({ verify: keepRawBody })`.
  */
 export function webhookHandler(options: WebhookOptions): RequestHandler {
   const receive = createWebhookReceiver(options)
   return function campusgateWebhook(req: Request, res: Response, next: NextFunction): void {
     readBody(req)
       .then(async (raw) => {
-        if (raw === null) return send(res, json(413, { error: 'event too large' }))
+        if (raw === TOO_LARGE) return send(res, json(413, { error: 'event too large' }))
+        if (raw === PARSED) return send(res, json(500, { error: NEEDS_RAW_BODY }))
         const answer = await receive(raw, req.headers)
         send(res, json(answer.status, answer.body))
       })
@@ -56,22 +63,41 @@ export function webhookHandler(options: WebhookOptions): RequestHandler {
   }
 }
 
+/**
+ * A body parser's `verify` that keeps the raw body on `req.rawBody`, where `webhookHandler`
+ * looks for it: `app.use(express.json({ verify: keepRawBody }))`.
+ */
+export function keepRawBody(req: IncomingMessage, _res: ServerResponse, buf: Buffer): void {
+  ;(req as IncomingMessage & { rawBody?: Buffer }).rawBody = buf
+}
+
+const NEEDS_RAW_BODY =
+  'webhookHandler needs the raw body, and a body parser already read it: mount the route before ' +
+  'express.json(), or keep the raw body with express.json({ verify: (req, res, buf) => ' +
+  '{ req.rawBody = buf } }) (keepRawBody from campusgate-node/express does that)'
+
 function json(status: number, body: unknown) {
   return { status, body, headers: { 'content-type': 'application/json' } }
 }
 
-/** The body as it came, or null past MAX_EVENT_BYTES. A body a parser already read is used as is. */
-async function readBody(req: Request): Promise<Buffer | string | null> {
+const TOO_LARGE = Symbol('too large')
+const PARSED = Symbol('parsed')
+
+/** The body as it came; TOO_LARGE past MAX_EVENT_BYTES; PARSED when a parser took it. */
+async function readBody(req: Request): Promise<Buffer | string | typeof TOO_LARGE | typeof PARSED> {
+  const saved = (req as Request & { rawBody?: unknown }).rawBody
   const parsed: unknown = req.body
-  if (Buffer.isBuffer(parsed) || typeof parsed === 'string') return parsed
-  if (parsed !== undefined && req.readableEnded) {
-    throw new Error('webhookHandler needs the raw body: mount it before express.json()')
+  for (const body of [saved, parsed]) {
+    if (Buffer.isBuffer(body) || typeof body === 'string') {
+      return Buffer.byteLength(body) > MAX_EVENT_BYTES ? TOO_LARGE : body
+    }
   }
+  if (parsed !== undefined && req.readableEnded) return PARSED
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length
-    if (size > MAX_EVENT_BYTES) return null
+    if (size > MAX_EVENT_BYTES) return TOO_LARGE
     chunks.push(chunk)
   }
   return Buffer.concat(chunks)

@@ -1,32 +1,65 @@
 import type {
   FastifyInstance,
   FastifyPluginAsync,
+  FastifyPluginCallback,
   FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
 } from 'fastify'
 import type { Client } from './client.js'
-import { check } from './guard.js'
+import { check, type GuardOptions } from './guard.js'
 import { assertTier, type Session, type Tier } from './session.js'
 import { createWebhookReceiver, MAX_EVENT_BYTES, type WebhookOptions } from './webhooks.js'
 
-export type { Session, Tier, WebhookOptions }
+export type { GuardOptions, Session, Tier, WebhookOptions }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The caller's session, set by `requireTier`. */
-    campusgate?: Session
+    /** The caller's session, set by `requireTier`; null where no guard ran. */
+    campusgate: Session | null
   }
 }
+
+/**
+ * Declares `request.campusgate` (null until `requireTier` sets it) with `decorateRequest`, as
+ * Fastify wants request properties declared up front. Register it once, before the routes:
+ * `await app.register(campusgatePlugin)`.
+ */
+export const campusgatePlugin: FastifyPluginCallback = Object.assign(
+  function campusgate(app: FastifyInstance, _options: unknown, done: (error?: Error) => void) {
+    if (!app.hasRequestDecorator('campusgate')) app.decorateRequest('campusgate', null)
+    done()
+  },
+  // Not encapsulated (what fastify-plugin does), so every route of the app sees the declaration.
+  { [Symbol.for('skip-override')]: true },
+)
+
+let warnedUndeclared = false
 
 /**
  * Fastify `onRequest` hook: lets the request through when its session key reaches `tier` (the
  * session is then `request.campusgate`), and otherwise answers as campusgate does.
  */
-export function requireTier(client: Client, tier: Tier): onRequestAsyncHookHandler {
+export function requireTier(
+  client: Client,
+  tier: Tier,
+  options: GuardOptions = {},
+): onRequestAsyncHookHandler {
   assertTier(tier)
-  return async function campusgateRequireTier(request: FastifyRequest, reply: FastifyReply) {
-    const result = await check(client, tier, request.headers.authorization)
+  return async function campusgateRequireTier(
+    this: FastifyInstance,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) {
+    if (!warnedUndeclared && !this.hasRequestDecorator('campusgate')) {
+      warnedUndeclared = true
+      process.emitWarning(
+        'campusgate-node/fastify: register campusgatePlugin before routes that use requireTier, ' +
+          'so request.campusgate is declared with decorateRequest',
+        { code: 'CAMPUSGATE_UNDECLARED_REQUEST' },
+      )
+    }
+    const result = await check(client, tier, request.headers.authorization, options)
     if ('answer' in result) {
       const { status, headers, body } = result.answer
       // A Buffer, so Fastify adds no charset to the media type.

@@ -1,6 +1,15 @@
 import { ANSWERS, type Answer } from './answers.js'
-import { RateLimitedError, SessionServiceUnavailableError, type Client } from './client.js'
+import type { Client } from './client.js'
+import { isCheckFailure, RateLimitedError, type CheckFailure } from './errors.js'
 import { reaches, sessionKeyFrom, type Session, type Tier } from './session.js'
+
+export interface GuardOptions {
+  /**
+   * Receives the cause of every 503 this guard answers (once per answer, while the client's own
+   * `onError` hears each failed check once). What it throws is ignored.
+   */
+  onError?: (cause: CheckFailure) => void
+}
 
 /**
  * The tier guard's decision for one request, as campusgate's own guard decides it: the session,
@@ -10,6 +19,7 @@ export async function check(
   client: Client,
   tier: Tier,
   authorization: string | string[] | undefined,
+  options: GuardOptions = {},
 ): Promise<{ session: Session } | { answer: Answer }> {
   const key = sessionKeyFrom(authorization)
   if (key === null) return { answer: ANSWERS.missingAuthorizationHeader() }
@@ -20,7 +30,12 @@ export async function check(
     if (error instanceof RateLimitedError) {
       return { answer: ANSWERS.rateLimitExceeded(error.retryAfterSeconds) }
     }
-    if (!(error instanceof SessionServiceUnavailableError)) throw error
+    if (!isCheckFailure(error)) throw error
+    try {
+      options.onError?.(error)
+    } catch {
+      // A failing logger must not turn a 503 into something else.
+    }
     return { answer: ANSWERS.sessionServiceUnavailable() }
   }
   if (session === null) return { answer: ANSWERS.invalidSessionKey() }

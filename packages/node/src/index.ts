@@ -1,20 +1,29 @@
+export { createClient, DEFAULT_TIMEOUT_MS, type Client, type ClientOptions } from './client.js'
 export {
-  createClient,
-  DEFAULT_TIMEOUT_MS,
+  CampusgateConfigurationError,
   RateLimitedError,
   SessionServiceUnavailableError,
-  type Client,
-  type ClientOptions,
-} from './client.js'
+  type CheckFailure,
+} from './errors.js'
+export type { GuardOptions } from './guard.js'
 export type { CacheOptions } from './cache.js'
-export { MEDIA_TYPE, UNAVAILABLE_RETRY_AFTER_SECONDS } from './answers.js'
+export { ERROR_CODES, MEDIA_TYPE, UNAVAILABLE_RETRY_AFTER_SECONDS } from './answers.js'
 export { TIERS, type Session, type Tier } from './session.js'
 export {
   createWebhookReceiver,
   MAX_EVENT_BYTES,
-  type EventType,
   type WebhookAnswer,
-  type WebhookEvent,
   type WebhookHandlers,
   type WebhookOptions,
 } from './webhooks.js'
+export {
+  EVENT_TYPES,
+  SESSION_ENDED_REASONS,
+  UNIVERSITY_UNLINKED_REASONS,
+  type EventData,
+  type EventIds,
+  type EventType,
+  type SessionEndedReason,
+  type UniversityUnlinkedReason,
+  type WebhookEvent,
+} from './events.js'

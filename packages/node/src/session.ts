@@ -36,3 +36,15 @@ export function sessionKeyFrom(header: string | string[] | undefined): string | 
   const key = /^bearer\s+/i.test(value) ? value.replace(/^bearer\s+/i, '') : value
   return key === '' ? null : key
 }
+
+/** Whether a parsed `GET /session` answer has the session's shape (a wrong `baseUrl` gives other JSON). */
+export function isSession(value: unknown): value is Session {
+  if (typeof value !== 'object' || value === null) return false
+  const { openId, tier, expiresAt, university } = value as Record<string, unknown>
+  return (
+    typeof openId === 'string' &&
+    TIERS.includes(tier as Tier) &&
+    typeof expiresAt === 'string' &&
+    (university === undefined || (typeof university === 'object' && university !== null))
+  )
+}

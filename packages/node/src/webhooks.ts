@@ -1,20 +1,6 @@
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
 import type { Client } from './client.js'
-
-/** One lifecycle event as campusgate sends it (SPEC "Lifecycle events"). */
-export interface WebhookEvent<T extends string = string> {
-  type: T
-  timestamp: string
-  data: { userId: string; openId: string; [field: string]: unknown }
-}
-
-export type EventType =
-  | 'user.created'
-  | 'session.started'
-  | 'session.ended'
-  | 'university.linked'
-  | 'university.unlinked'
-  | 'user.erased'
+import type { EventType, WebhookEvent } from './events.js'
 
 /** One handler per event type; an event of a type without one is acknowledged and ignored. */
 export type WebhookHandlers = {

@@ -5,7 +5,7 @@ import type { AddressInfo, Server } from 'node:net'
 import { createServer, type Socket } from 'node:net'
 import express from 'express'
 import Fastify from 'fastify'
-import { type Client, type WebhookOptions } from 'campusgate-node'
+import { type Client, type GuardOptions, type WebhookOptions } from 'campusgate-node'
 import * as forExpress from 'campusgate-node/express'
 import * as forFastify from 'campusgate-node/fastify'
 import { SANDBOX_APP } from '../../../src/sandbox/routes.js'
@@ -20,12 +20,16 @@ export interface Backend {
 type Webhooks = Omit<WebhookOptions, 'client'>
 
 /** `GET /forum` (tier 2), `GET /profile` (tier 1) and `POST /campusgate/events`. */
-export async function startExpress(client: Client, webhooks?: Webhooks): Promise<Backend> {
+export async function startExpress(
+  client: Client,
+  webhooks?: Webhooks,
+  guard?: GuardOptions,
+): Promise<Backend> {
   const app = express()
-  app.get('/forum', forExpress.requireTier(client, 'university-registered'), (req, res) => {
+  app.get('/forum', forExpress.requireTier(client, 'university-registered', guard), (req, res) => {
     res.json({ forum: true, openId: req.campusgate!.openId })
   })
-  app.get('/profile', forExpress.requireTier(client, 'messenger-registered'), (req, res) => {
+  app.get('/profile', forExpress.requireTier(client, 'messenger-registered', guard), (req, res) => {
     res.json({ openId: req.campusgate!.openId, tier: req.campusgate!.tier })
   })
   if (webhooks !== undefined) {
@@ -40,16 +44,21 @@ export async function startExpress(client: Client, webhooks?: Webhooks): Promise
   }
 }
 
-export async function startFastify(client: Client, webhooks?: Webhooks): Promise<Backend> {
+export async function startFastify(
+  client: Client,
+  webhooks?: Webhooks,
+  guard?: GuardOptions,
+): Promise<Backend> {
   const app = Fastify()
+  await app.register(forFastify.campusgatePlugin)
   app.get(
     '/forum',
-    { onRequest: forFastify.requireTier(client, 'university-registered') },
+    { onRequest: forFastify.requireTier(client, 'university-registered', guard) },
     async (request) => ({ forum: true, openId: request.campusgate!.openId }),
   )
   app.get(
     '/profile',
-    { onRequest: forFastify.requireTier(client, 'messenger-registered') },
+    { onRequest: forFastify.requireTier(client, 'messenger-registered', guard) },
     async (request) => ({ openId: request.campusgate!.openId, tier: request.campusgate!.tier }),
   )
   if (webhooks !== undefined) {

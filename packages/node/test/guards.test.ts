@@ -132,6 +132,61 @@ describe('campusgate-node fails closed', () => {
     }
   })
 
+  it('within timeoutMs in all when campusgate answers, but slowly, a piece at a time', async () => {
+    // Headers, then a body chunk, each just inside timeoutMs of the last: no single wait is
+    // too long, and the whole answer never comes.
+    const timeoutMs = 600
+    const step = timeoutMs * 0.8
+    const timers = new Set<NodeJS.Timeout>()
+    const server = createServer((_request, response) => {
+      const later = (then: () => void) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer)
+          then()
+        }, step)
+        timers.add(timer)
+      }
+      const trickle = () => {
+        response.write(' ')
+        later(trickle)
+      }
+      later(() => {
+        response.writeHead(200, { 'content-type': MEDIA_TYPE })
+        response.write('{"openId":')
+        later(trickle)
+      })
+    })
+    server.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      timeoutMs,
+    })
+    const backends: Backend[] = []
+    try {
+      for (const start of BACKENDS) backends.push(await start(client))
+      for (const backend of backends) {
+        const started = Date.now()
+        const response = await fetch(`${backend.url}/profile`, {
+          headers: { authorization: 'some-key-0123456789' },
+          // Without a bound of its own, the guard would wait for as long as the trickle lasts.
+          signal: AbortSignal.timeout(timeoutMs * 5),
+        })
+        assert.equal(response.status, 503, backend.name)
+        assert.equal(await response.text(), unavailable)
+        const took = Date.now() - started
+        assert.ok(took < timeoutMs * 2, `${backend.name} answered after ${took} ms`)
+      }
+    } finally {
+      // The trickle first, so a check still waiting on it ends and the backends can close.
+      for (const timer of timers) clearTimeout(timer)
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+      for (const backend of backends) await backend.close()
+      await client.close()
+    }
+  })
+
   for (const status of [500, 502, 503]) {
     it(`when what answers at campusgate's address answers ${status}`, async () => {
       const server = createServer((_request, response) => {

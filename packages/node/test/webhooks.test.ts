@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import express from 'express'
 import { createClient, type Client, type WebhookEvent } from 'campusgate-node'
+import { keepRawBody, webhookHandler } from 'campusgate-node/express'
 import { BACKENDS, type Backend } from './apps.js'
 import { deliver, newSecret, signedEvent } from './events.js'
 
@@ -85,6 +89,72 @@ describe('campusgate-node webhookHandler', () => {
         signedEvent(secret, 'session.started', data),
       )
       assert.equal(answer.status, 500, backend.name)
+    }
+  })
+})
+
+describe('campusgate-node webhookHandler behind a global express.json()', () => {
+  const secret = newSecret()
+  const data = { userId: 'user-1', openId: 'open-1' }
+
+  async function startBehind(parser: express.RequestHandler) {
+    const received: WebhookEvent[] = []
+    const app = express()
+    app.use(parser)
+    app.post(
+      '/campusgate/events',
+      webhookHandler({ secret, on: { 'user.erased': (event) => void received.push(event) } }),
+    )
+    const server = app.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/campusgate/events`,
+      received,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    }
+  }
+
+  for (const [what, parser] of [
+    [
+      'the raw body saved by express.json({ verify })',
+      express.json({
+        verify: (req, _res, buf) => {
+          ;(req as typeof req & { rawBody?: Buffer }).rawBody = buf
+        },
+      }),
+    ],
+    ['keepRawBody as the verify', express.json({ verify: keepRawBody })],
+  ] as const) {
+    it(`verifies and handles events with ${what}`, async () => {
+      const app = await startBehind(parser)
+      try {
+        const answer = await deliver(app.url, signedEvent(secret, 'user.erased', data))
+        assert.deepEqual(answer, { status: 200, body: {} })
+        assert.deepEqual(app.received[0]?.data, data)
+        const changed = signedEvent(secret, 'user.erased', data)
+        // The same JSON with other spacing: the signature is over the bytes, not the value.
+        changed.body = JSON.stringify(JSON.parse(changed.body), null, 2)
+        assert.equal((await deliver(app.url, changed)).status, 401)
+      } finally {
+        await app.close()
+      }
+    })
+  }
+
+  it('answers 500 saying how to fix it when the parser left no raw body', async () => {
+    const app = await startBehind(express.json())
+    try {
+      const answer = await deliver(app.url, signedEvent(secret, 'user.erased', data))
+      assert.equal(answer.status, 500)
+      const { error } = answer.body as { error: string }
+      assert.match(error, /mount the route before express\.json\(\)/)
+      assert.match(
+        error,
+        /express\.json\(\{ verify: \(req, res, buf\) => \{ req\.rawBody = buf \} \}\)/,
+      )
+      assert.equal(app.received.length, 0)
+    } finally {
+      await app.close()
     }
   })
 })

@@ -1,0 +1,54 @@
+// The lifecycle events as campusgate sends them (SPEC "Lifecycle events"); the `webhooks` section
+// of campusgate's OpenAPI document is the source, and test/wire-contract.test.ts holds the two
+// together.
+import type { Session } from './session.js'
+
+export const EVENT_TYPES = [
+  'user.created',
+  'session.started',
+  'session.ended',
+  'university.linked',
+  'university.unlinked',
+  'user.erased',
+] as const
+
+export type EventType = (typeof EVENT_TYPES)[number]
+
+/** Why a session ended (`session.ended`'s `data.reason`). */
+export const SESSION_ENDED_REASONS = ['logout', 'expiry', 'rotation', 'revoked', 'erasure'] as const
+export type SessionEndedReason = (typeof SESSION_ENDED_REASONS)[number]
+
+/** Why a user lost tier 2 (`university.unlinked`'s `data.reason`). */
+export const UNIVERSITY_UNLINKED_REASONS = [
+  'logout',
+  'expiry',
+  'lapsed',
+  'erasure',
+  'revoked',
+] as const
+export type UniversityUnlinkedReason = (typeof UNIVERSITY_UNLINKED_REASONS)[number]
+
+/** Whose event it is: every type carries both ids. */
+export interface EventIds {
+  /** campusgate's id of the user. */
+  userId: string
+  /** The user's messenger openId (what `GET /session` calls `openId`). */
+  openId: string
+}
+
+/** What each type's `data` carries. */
+export interface EventData {
+  'user.created': EventIds
+  'session.started': EventIds & { sessionId: string; expiresAt: string }
+  'session.ended': EventIds & { sessionId: string; reason: SessionEndedReason }
+  'university.linked': EventIds & { university: NonNullable<Session['university']> }
+  'university.unlinked': EventIds & { reason: UniversityUnlinkedReason }
+  'user.erased': EventIds
+}
+
+/** One lifecycle event as campusgate sends it; `data` is typed for the types campusgate has. */
+export interface WebhookEvent<T extends string = string> {
+  type: T
+  timestamp: string
+  data: T extends EventType ? EventData[T] : EventIds & { [field: string]: unknown }
+}

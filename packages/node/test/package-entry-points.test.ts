@@ -1,0 +1,165 @@
+// The kit as an app's build sees it: its built entry points, resolved by TypeScript the way each
+// moduleResolution in use does, and loaded by CommonJS require().
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { after, before, describe, it } from 'node:test'
+import { startService, type RunningService } from '../../../test/helpers/service.js'
+import { registerUser } from './apps.js'
+
+const run = promisify(execFile)
+const root = fileURLToPath(new URL('../../../', import.meta.url))
+const tsc = join(root, 'node_modules/typescript/bin/tsc')
+
+/** Uses every entry point; wrong or missing types fail the compile, `any` fails the expect-error. */
+const consumer = `
+import { CampusgateConfigurationError, createClient, type Session } from 'campusgate-node'
+import { keepRawBody, requireTier as guardExpress, webhookHandler } from 'campusgate-node/express'
+import { campusgatePlugin, requireTier as guardFastify } from 'campusgate-node/fastify'
+
+const client = createClient({
+  baseUrl: 'http://127.0.0.1:3000',
+  onError: (cause) => {
+    const kind: 'unavailable' | 'configuration' = cause.kind
+    return kind
+  },
+})
+export const checked: Promise<Session | null> = client.session('key')
+export const forExpress = [guardExpress(client, 'university-registered'), webhookHandler({ secret: 'whsec_x' }), keepRawBody]
+export const forFastify = [guardFastify(client, 'messenger-registered'), campusgatePlugin]
+export const isConfiguration = (error: unknown) => error instanceof CampusgateConfigurationError
+// @ts-expect-error: a tier the kit does not know
+guardExpress(client, 'admin')
+`
+
+interface Setup {
+  name: string
+  type: 'module' | 'commonjs'
+  file: string
+  compilerOptions: Record<string, unknown>
+}
+
+const SETUPS: Setup[] = [
+  {
+    name: 'node16',
+    type: 'module',
+    file: 'index.ts',
+    compilerOptions: { module: 'node16', moduleResolution: 'node16' },
+  },
+  {
+    name: 'nodenext',
+    type: 'module',
+    file: 'index.ts',
+    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
+  },
+  {
+    name: 'nodenext, a CommonJS app',
+    type: 'commonjs',
+    file: 'index.cts',
+    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
+  },
+  {
+    name: 'bundler',
+    type: 'module',
+    file: 'index.ts',
+    compilerOptions: { module: 'esnext', moduleResolution: 'bundler' },
+  },
+  {
+    name: 'node10',
+    type: 'commonjs',
+    file: 'index.ts',
+    // TypeScript 6 deprecates node10 but still resolves with it; older apps use it.
+    compilerOptions: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' },
+  },
+]
+
+/** A throwaway app directory that sees this repository's node_modules (the kit among them). */
+async function appDirectory(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'campusgate-node-app-'))
+  await symlink(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  return dir
+}
+
+describe('campusgate-node as an app installs it', () => {
+  for (const setup of SETUPS) {
+    it(`its types resolve under moduleResolution ${setup.name}`, async () => {
+      const dir = await appDirectory()
+      try {
+        await writeFile(
+          join(dir, 'package.json'),
+          JSON.stringify({ name: 'app', type: setup.type }),
+        )
+        await writeFile(join(dir, setup.file), consumer)
+        await writeFile(
+          join(dir, 'tsconfig.json'),
+          JSON.stringify({
+            compilerOptions: {
+              ...setup.compilerOptions,
+              target: 'es2022',
+              strict: true,
+              noEmit: true,
+              types: ['node'],
+              esModuleInterop: true,
+            },
+            files: [setup.file],
+          }),
+        )
+        const compiled = await run(process.execPath, [tsc, '-p', dir]).then(
+          () => '',
+          (error: { stdout?: string; stderr?: string }) => `${error.stdout}${error.stderr}`,
+        )
+        assert.equal(compiled, '', `tsc under ${setup.name}`)
+      } finally {
+        await rm(dir, { recursive: true, force: true })
+      }
+    })
+  }
+
+  describe('required from CommonJS', () => {
+    let service: RunningService
+    before(async () => {
+      service = await startService()
+    })
+    after(() => service.close())
+
+    it('loads every entry point with require(), and its client checks a key', async () => {
+      const { key, openId } = await registerUser(service)
+      const dir = await appDirectory()
+      try {
+        await writeFile(
+          join(dir, 'app.cjs'),
+          `
+const { createClient } = require('campusgate-node')
+const forExpress = require('campusgate-node/express')
+const forFastify = require('campusgate-node/fastify')
+const client = createClient({ baseUrl: process.env.CAMPUSGATE_URL })
+client.session(process.env.KEY).then(async (session) => {
+  console.log(JSON.stringify({
+    openId: session.openId,
+    express: [typeof forExpress.requireTier, typeof forExpress.webhookHandler],
+    fastify: [typeof forFastify.requireTier, typeof forFastify.campusgatePlugin],
+  }))
+  await client.close()
+})
+`,
+        )
+        const { stdout, stderr } = await run(process.execPath, [join(dir, 'app.cjs')], {
+          cwd: dir,
+          env: { ...process.env, CAMPUSGATE_URL: service.url, KEY: key },
+        })
+        assert.deepEqual(JSON.parse(stdout), {
+          openId,
+          express: ['function', 'function'],
+          fastify: ['function', 'function'],
+        })
+        assert.equal(stderr, '', 'no warning either')
+      } finally {
+        await rm(dir, { recursive: true, force: true })
+      }
+    })
+  })
+})
