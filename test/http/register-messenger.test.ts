@@ -170,6 +170,19 @@ describe('POST /register/messenger', () => {
   })
 })
 
+/** campusgate against the messenger platform at `base`. */
+function startAgainstPlatform(base: string, env: Record<string, string>) {
+  // The sandbox runs only with no provider configured, so a (never called) identity provider too.
+  return startService({
+    MESSENGER_API_BASE_URL: base,
+    UNIVERSITY_AUTHORIZE_URL: 'http://127.0.0.1:9/authorise',
+    UNIVERSITY_TOKEN_URL: 'http://127.0.0.1:9/token',
+    UNIVERSITY_CLIENT_ID: 'id',
+    UNIVERSITY_CLIENT_SECRET: 'secret',
+    ...env,
+  })
+}
+
 describe('POST /register/messenger when the messenger platform misbehaves', () => {
   let upstream: Server
   let upstreamStatus = 500
@@ -187,15 +200,7 @@ describe('POST /register/messenger when the messenger platform misbehaves', () =
   after(() => new Promise<void>((resolve) => upstream.close(() => resolve())))
 
   async function registerAgainst(base: string, env: Record<string, string> = {}) {
-    // The sandbox runs only with no provider configured, so a (never called) identity provider too.
-    const service = await startService({
-      MESSENGER_API_BASE_URL: base,
-      UNIVERSITY_AUTHORIZE_URL: 'http://127.0.0.1:9/authorise',
-      UNIVERSITY_TOKEN_URL: 'http://127.0.0.1:9/token',
-      UNIVERSITY_CLIENT_ID: 'id',
-      UNIVERSITY_CLIENT_SECRET: 'secret',
-      ...env,
-    })
+    const service = await startAgainstPlatform(base, env)
     try {
       return await call(`${service.url}/register/messenger`, {
         method: 'POST',
@@ -323,14 +328,7 @@ describe('POST /register/messenger with server-held secrets (issue 37)', () => {
     ) => Promise<void>,
   ) {
     received = []
-    const service = await startService({
-      MESSENGER_API_BASE_URL: platformUrl,
-      UNIVERSITY_AUTHORIZE_URL: 'http://127.0.0.1:9/authorise',
-      UNIVERSITY_TOKEN_URL: 'http://127.0.0.1:9/token',
-      UNIVERSITY_CLIENT_ID: 'id',
-      UNIVERSITY_CLIENT_SECRET: 'secret',
-      ...env,
-    })
+    const service = await startAgainstPlatform(platformUrl, env)
     try {
       await run(
         (body) => call(`${service.url}/register/messenger`, { method: 'POST', json: body }),
