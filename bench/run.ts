@@ -13,7 +13,13 @@ import { join } from 'node:path'
 import { BENCH_APP } from './harness/bench-app.js'
 import { loadDist } from './harness/dist.js'
 import { benchPort } from './harness/ports.js'
-import { makePlan, settingsFrom, type Plan, type Scenario } from './harness/plan.js'
+import {
+  makePlan,
+  settingsFrom,
+  SQLITE_READ_VARIANTS,
+  type Plan,
+  type Scenario,
+} from './harness/plan.js'
 import {
   LOAD_CPU,
   SERVER_CPU,
@@ -24,15 +30,13 @@ import {
 import { pinPostgres, type Pinned } from './harness/postgres-affinity.js'
 import { report, type Run } from './harness/report.js'
 import {
-  countTouchesPostgres,
-  countTouchesSqlite,
   dropPostgresSchemas,
   schemaUrl,
   seedPostgres,
   seedKeyCheckSqlite,
   seedSqlite,
-  type TouchCount,
 } from './harness/seed.js'
+import { touchControl, windowOf, type TouchControl } from './harness/touches.js'
 import { allAsExpected, requestsPerSecond, runWrk } from './harness/wrk.js'
 
 const ROOT = new URL('..', import.meta.url).pathname
@@ -102,6 +106,7 @@ async function main(): Promise<number> {
   const schemas: string[] = []
   let postgresPinned: Pinned | null = null
   const servers = new Map<string, Server>()
+  const controls = new Map<string, TouchControl>()
   try {
     // SPEC "Rate limits": one address sends all the load, so the per-address limits are off.
     const configSource = readFileSync('dist/config.js', 'utf8')
@@ -224,7 +229,10 @@ async function main(): Promise<number> {
             UNIVERSITY_CLIENT_SECRET: 'bench-secret',
           })
         }
-        const direct = !what.appRoute && hasLimitVariables
+        if (what.reads !== undefined) {
+          env.BENCH_SQLITE_READS = JSON.stringify(SQLITE_READ_VARIANTS[what.reads])
+        }
+        const direct = !what.appRoute && what.reads === undefined && hasLimitVariables
         if (!hasLimitVariables) env.BENCH_LIFT_RATE_LIMITS = '1'
         specs.push({
           ...base,
@@ -288,7 +296,9 @@ async function main(): Promise<number> {
         slices.set(scenario.id, limit)
         return { ...base, keys: 'generated', salt: dataset.salt, n: dataset.size, start, limit }
       }
-      return { ...base, keys: 'generated', salt: keys.salt ?? dataset.salt, n: dataset.size }
+      // Drawn at random, as real traffic is: a key's next use is not known to come in turn.
+      const draw = { keys: 'generated', salt: keys.salt ?? dataset.salt, n: dataset.size }
+      return { ...base, ...draw, draw: 'random' }
     }
 
     const runs: Run[] = []
@@ -307,9 +317,41 @@ async function main(): Promise<number> {
       // A resumed server first runs the timers that fell due while it was stopped.
       await new Promise((resolve) => setTimeout(resolve, 300))
     }
+    const interval = dist.config.loadConfig({}).sessionTouchIntervalMs
+    const DAY_MS = 86_400_000
+    // The campusgate servers' datasets: their touches are made due (touches.ts) and counted.
+    const touchable = new Set(
+      plan.servers.flatMap((s) => (s.what.kind === 'campusgate' ? [s.what.dataset] : [])),
+    )
+    const controlOf = (name: string): TouchControl => {
+      let control = controls.get(name)
+      if (control === undefined) {
+        const engine = plan.datasets.find((d) => d.name === name)!.engine
+        control = touchControl(engine, urls.get(name)!)
+        controls.set(name, control)
+      }
+      return control
+    }
+    const windows = new Map<string, number>()
     const measure = async (scenario: Scenario, round: number, seconds: number): Promise<void> => {
       const server = servers.get(scenario.server)!
       await runOnly(scenario.server)
+      const keys = scenario.keys
+      // Unknown keys (another salt) have no session to touch.
+      const datasetName =
+        keys.from === 'slice' || (keys.from === 'dataset' && keys.salt === undefined)
+          ? keys.dataset
+          : null
+      const control =
+        datasetName !== null && touchable.has(datasetName) ? controlOf(datasetName) : null
+      let window = null
+      if (control !== null && scenario.touches === 'steady') {
+        const k = windows.get(datasetName!) ?? 0
+        windows.set(datasetName!, k + 1)
+        window = windowOf(k, (seconds * 1000) / interval)
+        await control.spread(window, Date.now(), seconds * 1000, interval)
+      }
+      const startedAt = Date.now()
       const cpuBefore = server.cpuSeconds()
       const result = await runWrk({
         url: server.url,
@@ -322,6 +364,13 @@ async function main(): Promise<number> {
       // CPU per answer: unlike req/s, it holds when other work shares the server's core.
       const cpuUsPerRequest = (cpuUsed * 1e6) / Math.max(1, result.requests)
       const ok = allAsExpected(result, scenario.expect)
+      // The requests still in flight when wrk stopped finish first: a touch committed after the
+      // window was set back would leave one of its sessions due in a later run with none due.
+      if (control !== null) await new Promise((resolve) => setTimeout(resolve, 300))
+      // A touch sets touched_at to its request's time: the run's are those within it.
+      const touches =
+        control === null ? null : await control.count(window, startedAt, Date.now() + 1000)
+      if (control !== null && window !== null) await control.settle(window, Date.now() + DAY_MS)
       const slice = slices.get(scenario.id)
       if (slice !== undefined && result.requests > slice) {
         notes.push(`${scenario.id} round ${round}: more requests than single-use keys (${slice})`)
@@ -333,11 +382,14 @@ async function main(): Promise<number> {
         serverCpu,
         cpuUsPerRequest,
         ok,
+        touches,
         result,
       })
       log(
         `  ${round === 0 ? 'warm-up' : `round ${round}`} ${scenario.id}: ` +
-          `${Math.round(requestsPerSecond(result))} req/s${ok ? '' : ` WRONG ${JSON.stringify(result.statuses)}`}`,
+          `${Math.round(requestsPerSecond(result))} req/s` +
+          (touches === null ? '' : `, ${touches} touches`) +
+          (ok ? '' : ` WRONG ${JSON.stringify(result.statuses)}`),
       )
     }
 
@@ -354,17 +406,6 @@ async function main(): Promise<number> {
       for (const scenario of order) await measure(scenario, round, settings.seconds)
     }
 
-    // The sliding validity's writes, counted by the trigger the seeder installed.
-    const interval = dist.config.loadConfig({}).sessionTouchIntervalMs
-    const touches: Record<string, TouchCount> = {}
-    for (const dataset of plan.datasets) {
-      if (dataset.size === 0) continue
-      const where = urls.get(dataset.name)!
-      touches[dataset.name] =
-        dataset.engine === 'sqlite'
-          ? countTouchesSqlite(where, interval)
-          : await countTouchesPostgres(where, interval)
-    }
     const memory = Object.fromEntries(
       [...servers.values()].map((server) => [server.name, server.memory()]),
     )
@@ -373,13 +414,13 @@ async function main(): Promise<number> {
       settings,
       plan,
       runs,
-      touches,
       memory,
       notes,
       touchIntervalMs: interval,
       partial,
     })
   } finally {
+    await Promise.all([...controls.values()].map((control) => control.close()))
     await Promise.all([...servers.values()].map((server) => server.stop()))
     postgresPinned?.restore()
     if (schemas.length > 0) await dropPostgresSchemas(settings.postgresUrl!, schemas)

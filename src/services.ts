@@ -170,6 +170,7 @@ export function createServices(deps: ServicesDeps): Services {
     maxAgeMs: config.sessionMaxAgeMs,
     linkMaxAgeMs: config.university.linkMaxAgeMs,
     changes,
+    groupTouches: db.dialect === 'sqlite',
   })
   const messenger = createMessengerClient({
     ...config.messenger,

@@ -56,10 +56,30 @@ export type ServerKind =
   | { kind: 'raw'; engine: Engine; dataset: string }
   /** The raw lookup on a schema built for the key check (seed.ts `seedKeyCheckSqlite`). */
   | { kind: 'keycheck'; dataset: string }
-  | { kind: 'campusgate'; dataset: string; appRoute: boolean; messenger?: boolean }
+  | {
+      kind: 'campusgate'
+      dataset: string
+      appRoute: boolean
+      messenger?: boolean
+      /** SQLite: a layout of its reads other than the service's (`SQLITE_READ_VARIANTS`). */
+      reads?: SqliteReadVariant
+    }
   | { kind: 'better-auth'; mode: 'node' | 'fastify' }
   /** An Express backend in front of the campusgate server `upstream`. */
   | { kind: 'express-guard'; mode: 'kit' | 'fetch'; upstream: string }
+
+/**
+ * The key check's earlier SQLite layouts, run beside the service's on the same datasets so the
+ * change is measured before and after in one run (docs/performance.md; db/database.ts
+ * `SqliteReads`).
+ */
+export const SQLITE_READ_VARIANTS = {
+  /** Before: on the read-only connection, which maps 1 GiB; the writer maps 64 MiB. */
+  'on-reader': { keyCheckOn: 'reader', writerMapBytes: 67_108_864, readerMapBytes: 1_073_741_824 },
+  /** On the idle writer as now, but with the writer's earlier 64 MiB map. */
+  'writer-map-64m': { keyCheckOn: 'writer', writerMapBytes: 67_108_864, readerMapBytes: 0 },
+} as const
+export type SqliteReadVariant = keyof typeof SQLITE_READ_VARIANTS
 
 export interface PlannedServer {
   name: string
@@ -73,6 +93,12 @@ export interface Scenario {
   method: 'GET' | 'POST'
   path: string
   expect: number
+  /**
+   * Which of its sessions are due a touch (touches.ts): `steady`, each once per interval as under
+   * real traffic; `due`, every one (the morning rush); `none`, none, so the run measures reads as
+   * between two touches. Touches are counted in the database after each run.
+   */
+  touches: 'steady' | 'due' | 'none'
   /** How load.lua picks credentials. */
   keys:
     | { from: 'dataset'; dataset: string; salt?: string }
@@ -117,8 +143,19 @@ export function makePlan(settings: Settings): Plan {
   )
   const servers: PlannedServer[] = [{ name: 'bare', what: { kind: 'bare' } }]
   const scenarios: Scenario[] = []
-  const get = (id: string, label: string, server: string, path: string, keys: Scenario['keys']) =>
-    scenarios.push({ id, label, server, method: 'GET', path, expect: 200, keys })
+  const get = (
+    id: string,
+    label: string,
+    server: string,
+    path: string,
+    keys: Scenario['keys'],
+    touches: Scenario['touches'] = 'none',
+  ) => scenarios.push({ id, label, server, method: 'GET', path, expect: 200, keys, touches })
+  // A headline key check: at steady touches, and beside it the same without a touch due.
+  const keyCheck = (id: string, label: string, server: string, path: string, dataset: string) => {
+    get(id, `${label}, steady touches`, server, path, { from: 'dataset', dataset }, 'steady')
+    get(`${id}-notouch`, `${label}, no touch due`, server, path, { from: 'dataset', dataset })
+  }
 
   get('bare', 'bare Fastify route', 'bare', '/session', {
     from: 'dataset',
@@ -150,20 +187,37 @@ export function makePlan(settings: Settings): Plan {
       name: `app-${name}`,
       what: { kind: 'campusgate', dataset: name, appRoute: true },
     })
-    get(`session-${name}`, `GET /session, SQLite, ${sizeLabel(size)}`, `cg-${name}`, '/session', {
-      from: 'dataset',
-      dataset: name,
-    })
-    get(
+    keyCheck(
+      `session-${name}`,
+      `GET /session, SQLite, ${sizeLabel(size)}`,
+      `cg-${name}`,
+      '/session',
+      name,
+    )
+    keyCheck(
       `app-${name}`,
       `app route (requireTier), SQLite, ${sizeLabel(size)}`,
       `app-${name}`,
       '/app/profile',
-      {
-        from: 'dataset',
-        dataset: name,
-      },
+      name,
     )
+  }
+  for (const size of [small, large]) {
+    const name = `sqlite${sizeLabel(size)}`
+    for (const reads of Object.keys(SQLITE_READ_VARIANTS) as SqliteReadVariant[]) {
+      servers.push({
+        name: `cg-${name}-${reads}`,
+        what: { kind: 'campusgate', dataset: name, appRoute: false, reads },
+      })
+      get(
+        `session-${name}-${reads}`,
+        `GET /session, SQLite, ${sizeLabel(size)}, steady touches, key check ${reads}`,
+        `cg-${name}-${reads}`,
+        '/session',
+        { from: 'dataset', dataset: name },
+        'steady',
+      )
+    }
   }
   // The app's other backends: an Express route guarded by campusgate-node, against the same route
   // calling GET /session with plain fetch, both in front of the small dataset's campusgate.
@@ -185,17 +239,21 @@ export function makePlan(settings: Settings): Plan {
     method: 'GET',
     path: '/session',
     expect: 401,
+    touches: 'none',
     keys: { from: 'dataset', dataset: largeName, salt: UNKNOWN_SALT },
   })
   servers.push({
     name: 'cg-touch',
     what: { kind: 'campusgate', dataset: 'touch', appRoute: false },
   })
-  get('touch-sqlite', 'GET /session, every key due a touch, SQLite', 'cg-touch', '/session', {
-    from: 'slice',
-    dataset: 'touch',
-    perSecond: settings.maxTouchPerSecond,
-  })
+  get(
+    'touch-sqlite',
+    'GET /session, every key due a touch (morning rush), SQLite',
+    'cg-touch',
+    '/session',
+    { from: 'slice', dataset: 'touch', perSecond: settings.maxTouchPerSecond },
+    'due',
+  )
   servers.push({
     name: 'cg-logout',
     what: { kind: 'campusgate', dataset: 'logout', appRoute: false },
@@ -207,6 +265,7 @@ export function makePlan(settings: Settings): Plan {
     method: 'POST',
     path: '/logout',
     expect: 200,
+    touches: 'none',
     keys: { from: 'slice', dataset: 'logout', perSecond: settings.maxLogoutPerSecond },
   })
   servers.push({
@@ -220,6 +279,7 @@ export function makePlan(settings: Settings): Plan {
     method: 'POST',
     path: '/register/messenger',
     expect: 200,
+    touches: 'none',
     keys: { from: 'code' },
   })
   servers.push({
@@ -233,6 +293,7 @@ export function makePlan(settings: Settings): Plan {
     method: 'POST',
     path: '/register',
     expect: 200,
+    touches: 'none',
     keys: { from: 'code' },
   })
 
@@ -252,15 +313,12 @@ export function makePlan(settings: Settings): Plan {
         from: 'dataset',
         dataset: name,
       })
-      get(
+      keyCheck(
         `session-${name}`,
         `GET /session, PostgreSQL, ${sizeLabel(size)}`,
         `cg-${name}`,
         '/session',
-        {
-          from: 'dataset',
-          dataset: name,
-        },
+        name,
       )
     }
     const pgLarge = `pg${sizeLabel(large)}`
@@ -268,15 +326,12 @@ export function makePlan(settings: Settings): Plan {
       name: `app-${pgLarge}`,
       what: { kind: 'campusgate', dataset: pgLarge, appRoute: true },
     })
-    get(
+    keyCheck(
       `app-${pgLarge}`,
       `app route (requireTier), PostgreSQL, ${sizeLabel(large)}`,
       `app-${pgLarge}`,
       '/app/profile',
-      {
-        from: 'dataset',
-        dataset: pgLarge,
-      },
+      pgLarge,
     )
     datasets.push(dataset('pgregister', 'postgres', 0, {}))
     servers.push({
@@ -290,6 +345,7 @@ export function makePlan(settings: Settings): Plan {
       method: 'POST',
       path: '/register/messenger',
       expect: 200,
+      touches: 'none',
       keys: { from: 'code' },
     })
   }

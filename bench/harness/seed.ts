@@ -12,8 +12,9 @@ export interface Dataset {
   /** 34 characters; with the 9-digit index a key is 43 characters long, like a real one. */
   readonly salt: string
   /**
-   * Whether every session is due a touch (last written long ago). Otherwise the sessions count
-   * as touched for the whole run, so loading them measures reads, as between two touches.
+   * Whether every session is due a touch (last written yesterday: the morning rush). Otherwise
+   * the sessions count as touched a day ahead, so none is due until touches.ts makes a window of
+   * them due for a run at steady touches.
    */
   readonly dueTouch: boolean
 }
@@ -80,11 +81,7 @@ export async function seedSqlite(dist: Dist, path: string, dataset: Dataset): Pr
     for (const row of all.users) user.run(row)
     for (const row of all.sessions) session.run(row)
   })()
-  // Every touch is logged, so the run can prove at most one write per key per interval.
-  db.exec(`CREATE TABLE bench_touches (session_id TEXT NOT NULL, touched_at INTEGER NOT NULL);
-    CREATE TRIGGER bench_touch AFTER UPDATE OF touched_at ON sessions
-    BEGIN INSERT INTO bench_touches VALUES (NEW.id, NEW.touched_at); END;
-    ANALYZE;`)
+  db.exec('ANALYZE')
   db.pragma('wal_checkpoint(TRUNCATE)')
   db.close()
 }
@@ -185,12 +182,6 @@ export async function seedPostgres(
       SELECT session_id, user_id, key_hash, ${now}, ${now + 29 * DAY_MS}, ${touchedAt}
       FROM seed ORDER BY r`)
     await client.query('COMMIT')
-    await client.query(`CREATE TABLE bench_touches (session_id text NOT NULL, touched_at bigint);
-      CREATE FUNCTION ${schema}.bench_touch() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN INSERT INTO ${schema}.bench_touches VALUES (NEW.id, NEW.touched_at); RETURN NEW; END $$;
-      CREATE TRIGGER bench_touch AFTER UPDATE OF touched_at ON sessions
-        FOR EACH ROW EXECUTE FUNCTION ${schema}.bench_touch();
-      ANALYZE users; ANALYZE sessions;`)
     // Vacuumed, frozen and written out now, so neither autovacuum nor the first reads' hint-bit
     // writes of a million fresh rows run in the background of the measured rounds.
     await client.query('VACUUM (FREEZE, ANALYZE) users, sessions')
@@ -207,55 +198,5 @@ export async function dropPostgresSchemas(baseUrl: string, schemas: string[]): P
     for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
   } finally {
     await admin.end()
-  }
-}
-
-export interface TouchCount {
-  /** Touch writes logged. */
-  writes: number
-  /** Distinct sessions written. */
-  sessions: number
-  /** Writes that followed an earlier write of the same session within the touch interval. */
-  tooSoon: number
-}
-
-const TOUCH_QUERY = (interval: number): string => `
-  SELECT count(*) AS writes, count(DISTINCT session_id) AS sessions,
-    coalesce(sum(CASE WHEN previous IS NOT NULL AND touched_at - previous < ${interval}
-      THEN 1 ELSE 0 END), 0) AS too_soon
-  FROM (SELECT session_id, touched_at,
-    lag(touched_at) OVER (PARTITION BY session_id ORDER BY touched_at) AS previous
-    FROM bench_touches) AS t`
-
-interface TouchRow {
-  writes: number | string
-  sessions: number | string
-  too_soon: number | string
-}
-
-function touchCount(row: TouchRow): TouchCount {
-  return {
-    writes: Number(row.writes),
-    sessions: Number(row.sessions),
-    tooSoon: Number(row.too_soon),
-  }
-}
-
-export function countTouchesSqlite(path: string, intervalMs: number): TouchCount {
-  const db = new SQLite(path, { readonly: true })
-  try {
-    return touchCount(db.prepare(TOUCH_QUERY(intervalMs)).get() as TouchRow)
-  } finally {
-    db.close()
-  }
-}
-
-export async function countTouchesPostgres(url: string, intervalMs: number): Promise<TouchCount> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return touchCount((await client.query<TouchRow>(TOUCH_QUERY(intervalMs))).rows[0])
-  } finally {
-    await client.end()
   }
 }

@@ -6,6 +6,7 @@
 --                coprime to n, from a random start, so consecutive requests never repeat a key
 --     file:      one credential per line of `file`, in order, wrapping round
 --     code:      a fresh login code per request (salt .. thread counter) in a register body
+--   draw=random            generated keys drawn at random (with repeats) instead of walked
 --   salt, n, start, limit (requests before the generated keys wrap; default n), file, appid, secret
 -- done() prints one line `BENCH-JSON {...}` for bench/run.ts to read.
 
@@ -64,7 +65,12 @@ function request()
   local headers = {}
   local body = nil
   if opts.keys == "generated" then
-    local i = (start + ((count - 1) % limit) * stride) % n
+    local i
+    if opts.draw == "random" then
+      i = math.random(0, n - 1)
+    else
+      i = (start + ((count - 1) % limit) * stride) % n
+    end
     headers[opts.header] = string.format("%s%09d", opts.salt, i)
   elseif opts.keys == "file" then
     headers[opts.header] = lines[((count - 1) % #lines) + 1]

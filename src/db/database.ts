@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 import { cachingSqlite, pgQuery, preparingPool, statementNamer } from './statements.js'
@@ -22,10 +22,11 @@ export interface Db {
   /**
    * Runs the key check's read without Kysely's connection handling: it is the one query on every
    * authenticated request.
-   * - SQLite on a file: a second connection, read-only. Kysely runs every query on one connection
-   *   behind a mutex, so a key check would otherwise wait for whatever transaction holds it (a
-   *   registration, a mail claim, a pruning round); in WAL mode this connection reads the last
-   *   committed state meanwhile, synchronously.
+   * - SQLite on a file: synchronously, on the connection that writes while no transaction is open
+   *   on it (`keyCheckReader`), else on a second, read-only connection. Kysely runs every query on
+   *   one connection behind a mutex, so a key check would otherwise wait for whatever transaction
+   *   holds it (a registration, a mail claim, a pruning round); in WAL mode the second connection
+   *   reads the last committed state meanwhile.
    * - PostgreSQL: the pool itself, one named statement per query text, as Kysely's queries are.
    * Null for SQLite in memory, where a second connection would be another, empty database.
    */
@@ -50,20 +51,49 @@ export interface SqlReader {
   readonly roundTrips: boolean
 }
 
-function openReader(path: string): { reader: SqlReader; close(): void } {
+/** Reads on one better-sqlite3 connection, statements prepared once per SQL text. */
+function readerOn(statements: SqliteDatabase): SqlReader {
+  return {
+    first: <Row>(sql: string, parameters: readonly unknown[]) =>
+      (statements.prepare(sql) as SQLite.Statement).get(parameters) as Row | undefined,
+    all: <Row>(sql: string, parameters: readonly unknown[]) =>
+      (statements.prepare(sql) as SQLite.Statement).all(parameters) as Row[],
+    roundTrips: false,
+  }
+}
+
+function openReader(path: string, mapBytes: number): { reader: SqlReader; close(): void } {
   const sqlite = new SQLite(path, { readonly: true })
   sqlite.pragma('busy_timeout = 5000')
-  sqlite.pragma(`mmap_size = ${READER_MMAP_BYTES}`)
+  sqlite.pragma(`mmap_size = ${mapBytes}`)
   const statements = cachingSqlite(sqlite)
+  return { reader: readerOn(statements), close: () => sqlite.close() }
+}
+
+/**
+ * The key check on the writing connection whenever no transaction is open on it, which is nearly
+ * always: outside a transaction it reads the last committed state, as the read-only connection
+ * does. SQLite drops a connection's page cache and unmaps its memory map whenever it finds that
+ * another connection committed since its last read; the key check's own touches, written through
+ * the writing connection, made the read-only one start cold after each of them (docs/
+ * performance.md: a touch cost its 0.1 ms write plus 0.5 ms and more of colder reads after it, 20
+ * µs a read at 1M sessions). A connection's own commits leave its cache and map in place.
+ * Inside a transaction (Kysely's, open across awaits) the writing connection would show that
+ * transaction's uncommitted rows: then the read-only connection answers.
+ */
+function keyCheckReader(
+  writer: SQLite.Database,
+  writerStatements: SqliteDatabase,
+  separate: SqlReader,
+): SqlReader {
+  const onWriter = readerOn(writerStatements)
+  const idle = (): boolean => !writer.inTransaction
   return {
-    reader: {
-      first: <Row>(sql: string, parameters: readonly unknown[]) =>
-        (statements.prepare(sql) as SQLite.Statement).get(parameters) as Row | undefined,
-      all: <Row>(sql: string, parameters: readonly unknown[]) =>
-        (statements.prepare(sql) as SQLite.Statement).all(parameters) as Row[],
-      roundTrips: false,
-    },
-    close: () => sqlite.close(),
+    first: <Row>(sql: string, parameters: readonly unknown[]) =>
+      idle() ? onWriter.first<Row>(sql, parameters) : separate.first<Row>(sql, parameters),
+    all: <Row>(sql: string, parameters: readonly unknown[]) =>
+      idle() ? onWriter.all<Row>(sql, parameters) : separate.all<Row>(sql, parameters),
+    roundTrips: false,
   }
 }
 
@@ -75,17 +105,31 @@ function searchPathOf(url: string): string | null {
 
 const CONNECT_TIMEOUT_MS = 3000
 /**
- * Reads of the first 64 MiB come from a memory map, without a system call per page; the bound
- * keeps the resident size in check however large the file grows.
+ * The key check maps up to 1 GiB of the file on the connection it reads on: its lookups land
+ * anywhere in the sessions and users B-trees, and past the first 64 MiB (about 150,000 sessions)
+ * every page it reads would otherwise be a `pread` and a copy into SQLite's own cache. The mapped
+ * pages are the kernel's page cache, clean and shared, not memory of the process's own; the
+ * kernel takes them back under pressure.
  */
-const MMAP_BYTES = 67_108_864
+const KEY_CHECK_MMAP_BYTES = 1_073_741_824
+
 /**
- * The key check's reader maps up to 1 GiB: its lookups land anywhere in the sessions and users
- * B-trees, and past the first 64 MiB (about 150,000 sessions) every page it reads would otherwise
- * be a `pread` and a copy into SQLite's own cache. The mapped pages are the kernel's page cache,
- * clean and shared, not memory of the process's own; the kernel takes them back under pressure.
+ * SQLite on a file: where the key check reads, and how much of the file each connection maps.
+ * The default is what the service runs; the bench runs the earlier layout beside it.
  */
-const READER_MMAP_BYTES = 1_073_741_824
+export interface SqliteReads {
+  /** `writer`: on the writing connection while it is idle (`keyCheckReader`); `reader`: always on the read-only one. */
+  keyCheckOn: 'writer' | 'reader'
+  writerMapBytes: number
+  readerMapBytes: number
+}
+
+export const SQLITE_READS: SqliteReads = {
+  keyCheckOn: 'writer',
+  writerMapBytes: KEY_CHECK_MMAP_BYTES,
+  // Reads only while a transaction is open on the writer; every commit unmaps its map anyway.
+  readerMapBytes: 0,
+}
 const QUERY_TIMEOUT_MS = 15_000
 
 // int8 columns hold epoch milliseconds, well inside Number's exact range.
@@ -95,7 +139,10 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
  * Opens the database named by a `DATABASE_URL`. This is the one place that knows SQLite from
  * PostgreSQL; everything above it sees `Kysely<Database>`.
  */
-export function createDb(url: string, options: { poolSize: number }): Db {
+export function createDb(
+  url: string,
+  options: { poolSize: number; sqliteReads?: SqliteReads },
+): Db {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
     const inMemory = path === ':memory:'
@@ -113,9 +160,10 @@ export function createDb(url: string, options: { poolSize: number }): Db {
     sqlite.pragma('secure_delete = ON')
     // Savepoints (grouped commits) keep their statement journals in memory, not in a temp file.
     sqlite.pragma('temp_store = MEMORY')
-    sqlite.pragma(`mmap_size = ${MMAP_BYTES}`)
+    const reads = options.sqliteReads ?? SQLITE_READS
+    sqlite.pragma(`mmap_size = ${reads.writerMapBytes}`)
     // A second connection to an in-memory database would be another, empty database.
-    const reader = inMemory ? null : openReader(path)
+    const reader = inMemory ? null : openReader(path, reads.readerMapBytes)
     const statements = cachingSqlite(sqlite)
     const writes = createWriteWatch()
     return {
@@ -137,7 +185,12 @@ export function createDb(url: string, options: { poolSize: number }): Db {
       dialect: 'sqlite',
       schema: null,
       onConnectionError: () => undefined,
-      reader: reader?.reader ?? null,
+      reader:
+        reader === null
+          ? null
+          : reads.keyCheckOn === 'writer'
+            ? keyCheckReader(sqlite, statements, reader.reader)
+            : reader.reader,
       writes,
       sqlitePath: inMemory ? null : path,
     }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { inTransaction } from '../../src/db/transaction.js'
 import { call, MEDIA_TYPE } from '../helpers/service.js'
 import {
   registerMessenger,
@@ -190,5 +191,29 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
     const anonymous = await call(`${stack.service.url}/forum/posts`)
     assert.equal(anonymous.status, 403)
     assert.deepEqual(anonymous.body, { error: '@forbidden/missing-authorization-header' })
+  })
+
+  it('answers a key check from the last committed state while a transaction is open, without waiting for it', async () => {
+    const { sessionKey, openId } = await registerMessenger(stack)
+    const { id: userId } = await userRow(openId)
+    let opened!: () => void
+    const isOpen = new Promise<void>((resolve) => (opened = resolve))
+    let finish!: () => void
+    const finished = new Promise<void>((resolve) => (finish = resolve))
+    const rolledBack = new Error('rolled back on purpose')
+    const transaction = inTransaction(db(), async (trx) => {
+      await trx.deleteFrom('sessions').where('user_id', '=', userId).execute()
+      opened()
+      await finished
+      throw rolledBack
+    })
+    await isOpen
+    // The session's deletion is not committed: the key still stands, and the check does not
+    // wait for the transaction (which waits for the check).
+    const during = await sessionOf(stack, sessionKey)
+    finish()
+    await assert.rejects(transaction, rolledBack)
+    assert.equal(during.status, 200)
+    assert.equal((await sessionOf(stack, sessionKey)).status, 200)
   })
 })
