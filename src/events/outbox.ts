@@ -1,5 +1,7 @@
+import { sql } from 'kysely'
 import type { Dialect } from '../db/database.js'
-import type { Queryable, WebhookDeliveryRow, WebhookDeliveryState } from '../db/schema.js'
+import type { Database, Queryable, WebhookDeliveryRow, WebhookDeliveryState } from '../db/schema.js'
+import { claimDue, settleClaim, type Claim, type RowCondition } from '../lib/outbox.js'
 import { newId } from '../lib/secrets.js'
 
 // The one store that writes `webhook_events` and `webhook_deliveries`.
@@ -61,12 +63,30 @@ export interface ClaimedDelivery {
   body: string
 }
 
+/** Pending: neither delivered nor dead (the outbox machinery's `unfinished`). */
+const pending: RowCondition = (eb, col) => eb(col('state'), '=', 'pending')
+
 /**
- * Claims one due try for `lockMs`, counting it. Due: pending, its time come, no try in flight, and
- * no earlier event of the same user still pending for the same endpoint (per-user order; a dead
- * one no longer holds the user back). The conditions are repeated on the outer UPDATE so that of
- * several workers (instances) racing for a row exactly one gets it; on PostgreSQL the inner SELECT
- * also skips rows another worker is claiming.
+ * Per-user order: no earlier event of the same user is still pending for the same endpoint (a dead
+ * one no longer holds the user back).
+ */
+const firstOfItsUser: RowCondition = (eb, col) =>
+  eb.not(
+    eb.exists(
+      eb
+        .selectFrom('webhook_deliveries as e' as 'outbox')
+        .select(sql.lit(1).as('one'))
+        .where(sql.ref('e.endpoint'), '=', sql.ref(col('endpoint')))
+        .where(sql.ref('e.user_id'), '=', sql.ref(col('user_id')))
+        .where(sql.ref('e.seq'), '<', sql.ref(col('seq')))
+        .where(sql.ref('e.state'), '=', 'pending'),
+    ),
+  )
+
+/**
+ * Claims one due try for `lockMs`, counting it (lib/outbox.ts). Due: pending, its time come, no
+ * try in flight, and no earlier event of the same user still pending for the same endpoint. Of
+ * several workers (instances) racing for a row exactly one gets it.
  */
 export async function claimDueDelivery(
   db: Queryable,
@@ -74,38 +94,15 @@ export async function claimDueDelivery(
   now: number,
   lockMs: number,
 ): Promise<ClaimedDelivery | null> {
-  const delivery = await db
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({ locked_until: now + lockMs, attempts: eb('attempts', '+', 1) }))
-    .where('id', '=', (eb) => {
-      const due = eb
-        .selectFrom('webhook_deliveries as d')
-        .select('d.id')
-        .where('d.state', '=', 'pending')
-        .where('d.next_attempt_at', '<=', now)
-        .where((w) => w.or([w('d.locked_until', 'is', null), w('d.locked_until', '<=', now)]))
-        .where((w) =>
-          w.not(
-            w.exists(
-              w
-                .selectFrom('webhook_deliveries as e')
-                .select('e.id')
-                .whereRef('e.endpoint', '=', 'd.endpoint')
-                .whereRef('e.user_id', '=', 'd.user_id')
-                .whereRef('e.seq', '<', 'd.seq')
-                .where('e.state', '=', 'pending'),
-            ),
-          ),
-        )
-        .orderBy('d.next_attempt_at')
-        .limit(1)
-      return dialect === 'postgres' ? due.forUpdate().skipLocked() : due
-    })
-    .where('state', '=', 'pending')
-    .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-    .returningAll()
-    .executeTakeFirst()
-  if (delivery === undefined) return null
+  const delivery = await claimDue<WebhookDeliveryRow, Database>(db, {
+    table: 'webhook_deliveries',
+    unfinished: pending,
+    alsoDue: firstOfItsUser,
+    now,
+    lockMs,
+    skipLocked: dialect === 'postgres',
+  })
+  if (delivery === null) return null
   const event = await db
     .selectFrom('webhook_events')
     .select('body')
@@ -120,47 +117,39 @@ export async function claimDueDelivery(
  */
 
 /** The endpoint answered 2xx in time. */
-export async function markDelivered(
-  db: Queryable,
-  claim: { id: string; attempts: number },
-  now: number,
-): Promise<void> {
-  await db
-    .updateTable('webhook_deliveries')
-    .set({ state: 'delivered', locked_until: null, finished_at: now, last_error: null })
-    .where('id', '=', claim.id)
-    .where('attempts', '=', claim.attempts)
-    .execute()
+export async function markDelivered(db: Queryable, claim: Claim, now: number): Promise<void> {
+  await settleClaim(db, 'webhook_deliveries', claim, {
+    state: 'delivered',
+    finished_at: now,
+    last_error: null,
+  })
 }
 
 /** A failed try, to be made again at `retryAt`. */
 export async function scheduleDeliveryRetry(
   db: Queryable,
-  claim: { id: string; attempts: number },
+  claim: Claim,
   retryAt: number,
   reason: string,
 ): Promise<void> {
-  await db
-    .updateTable('webhook_deliveries')
-    .set({ locked_until: null, next_attempt_at: retryAt, last_error: reason })
-    .where('id', '=', claim.id)
-    .where('attempts', '=', claim.attempts)
-    .execute()
+  await settleClaim(db, 'webhook_deliveries', claim, {
+    next_attempt_at: retryAt,
+    last_error: reason,
+  })
 }
 
 /** A failed try after WEBHOOK_RETRY_FOR: the delivery is dead (kept, listed, retryable by hand). */
 export async function markDead(
   db: Queryable,
-  claim: { id: string; attempts: number },
+  claim: Claim,
   now: number,
   reason: string,
 ): Promise<void> {
-  await db
-    .updateTable('webhook_deliveries')
-    .set({ state: 'dead', locked_until: null, finished_at: now, last_error: reason })
-    .where('id', '=', claim.id)
-    .where('attempts', '=', claim.attempts)
-    .execute()
+  await settleClaim(db, 'webhook_deliveries', claim, {
+    state: 'dead',
+    finished_at: now,
+    last_error: reason,
+  })
 }
 
 /** What the metrics show at scrape time. */

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js'
 import type { Dialect } from '../db/database.js'
 import type { Database } from '../db/schema.js'
 import { describeError } from '../lib/describe-error.js'
+import { retryDelayMs, type Backoff } from '../lib/outbox.js'
 import { createPeriodicJob, type PeriodicJob } from '../lib/periodic-job.js'
 import {
   claimDueDelivery,
@@ -48,20 +49,6 @@ export interface WebhookWorkerOptions {
   random?: () => number
 }
 
-/**
- * Delay before the next try after `attempts` failed ones: exponential (×4) from `firstMs`, capped,
- * with ±25 % jitter so receivers that failed together are not retried in lockstep.
- */
-export function retryDelayMs(
-  attempts: number,
-  firstMs: number,
-  maxMs: number,
-  random: () => number = Math.random,
-): number {
-  const base = Math.min(maxMs, firstMs * 4 ** Math.max(0, attempts - 1))
-  return Math.round(base * (0.75 + 0.5 * random()))
-}
-
 /** Where a log line may name the endpoint: its origin, never a path or query that may hold a token. */
 function originOf(endpoint: string): string {
   try {
@@ -76,8 +63,14 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   const wallClock = options.wallClock ?? { now: () => new Date() }
   const pollIntervalMs = options.pollIntervalMs ?? 1000
   const lockMs = options.lockMs ?? options.tryTimeoutMs + 30_000
-  const firstRetryMs = options.firstRetryMs ?? 10_000
-  const maxRetryMs = options.maxRetryMs ?? 6 * 3_600_000
+  // ×4 from about 10 s (SPEC: the first within 30 s), capped at 6 h, with ±25 % jitter so that
+  // receivers that failed together are not retried in lockstep.
+  const backoff: Backoff = {
+    firstMs: options.firstRetryMs ?? 10_000,
+    maxMs: options.maxRetryMs ?? 6 * 3_600_000,
+    factor: 4,
+    jitter: 0.25,
+  }
   const concurrency = options.concurrency ?? 4
   const random = options.random ?? Math.random
 
@@ -134,7 +127,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     }
     const retryAt = Math.min(
       delivery.retry_until,
-      now + retryDelayMs(delivery.attempts, firstRetryMs, maxRetryMs, random),
+      now + retryDelayMs(delivery.attempts, backoff, random),
     )
     await scheduleDeliveryRetry(db, claim, retryAt, failure)
     log.warn({ ...about, reason: failure, retryAt: new Date(retryAt) }, 'webhook try failed')

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { retryDelayMs } from './outbox.js'
 
 /** Background work that runs in rounds: on a timer, on request, and by hand in tests. */
 export interface PeriodicJob<T> {
@@ -55,7 +56,12 @@ export function createPeriodicJob<T>(
       },
       (error: unknown) => {
         failures += 1
-        const pauseMs = Math.min(MAX_BACKOFF_MS, options.intervalMs * 2 ** (failures - 1))
+        const pauseMs = retryDelayMs(failures, {
+          firstMs: options.intervalMs,
+          maxMs: MAX_BACKOFF_MS,
+          factor: 2,
+          jitter: 0,
+        })
         pausedUntil = Date.now() + pauseMs
         options.log.warn(
           { err: error, failures, retryInMs: pauseMs },

@@ -1,7 +1,8 @@
 import { sql } from 'kysely'
+import { claimDue, settleClaim, type Claim, type RowCondition } from '../lib/outbox.js'
 import { newId } from '../lib/secrets.js'
 import type { Dialect } from '../db/database.js'
-import type { MailOutboxRow, Queryable } from '../db/schema.js'
+import type { Database, MailOutboxRow, Queryable } from '../db/schema.js'
 import type { Mail } from './transport.js'
 
 // The one store that writes `mail_outbox`.
@@ -83,73 +84,55 @@ export async function deleteFinishedMail(db: Queryable, before: number): Promise
   return rows.map((row) => row.id)
 }
 
+/** Queued: neither sent nor abandoned (the outbox machinery's `unfinished`). */
+const queued: RowCondition = (eb, col) =>
+  eb.and([eb(col('sent_at'), 'is', null), eb(col('abandoned_at'), 'is', null)])
+
 /**
- * Claims one due mail for `lockMs`, counting the attempt. The conditions are repeated on the outer
- * UPDATE so that, of several workers (instances) racing for a row, exactly one gets it; on
- * PostgreSQL the inner SELECT also skips rows another worker has locked.
+ * Claims one due mail for `lockMs`, counting the attempt (lib/outbox.ts): of several workers
+ * (instances) racing for a row, exactly one gets it.
  */
-export async function claimDueMail(
+export function claimDueMail(
   db: Queryable,
   dialect: Dialect,
   now: number,
   lockMs: number,
 ): Promise<MailOutboxRow | null> {
-  const row = await db
-    .updateTable('mail_outbox')
-    .set((eb) => ({ locked_until: now + lockMs, attempts: eb('attempts', '+', 1) }))
-    .where('id', '=', (eb) => {
-      const due = eb
-        .selectFrom('mail_outbox')
-        .select('id')
-        .where('sent_at', 'is', null)
-        .where('abandoned_at', 'is', null)
-        .where('next_attempt_at', '<=', now)
-        .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-        .orderBy('next_attempt_at')
-        .limit(1)
-      return dialect === 'postgres' ? due.forUpdate().skipLocked() : due
-    })
-    .where('sent_at', 'is', null)
-    .where('abandoned_at', 'is', null)
-    .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
-    .returningAll()
-    .executeTakeFirst()
-  return row ?? null
+  return claimDue<MailOutboxRow, Database>(db, {
+    table: 'mail_outbox',
+    unfinished: queued,
+    now,
+    lockMs,
+    skipLocked: dialect === 'postgres',
+  })
 }
 
-// A mail's bodies hold a live link: once it is sent or abandoned they are not kept.
-const WIPED = { text_body: null, html_body: null, locked_until: null } as const
+/*
+ * A claimed mail's outcome is written only while the row is still that claim's (`attempts` is the
+ * fence): a delivery that outlived its lock, while another worker took the row, changes nothing.
+ */
 
-/** Marks a claimed mail abandoned (its link expired before delivery) and wipes its bodies. */
-export async function markMailAbandoned(db: Queryable, mailId: string, now: number): Promise<void> {
-  await db
-    .updateTable('mail_outbox')
-    .set({ ...WIPED, abandoned_at: now })
-    .where('id', '=', mailId)
-    .execute()
+// A mail's bodies hold a live link: once it is sent or abandoned they are not kept.
+const WIPED = { text_body: null, html_body: null } as const
+
+/** Marks a claimed mail abandoned (its link expired, or no key opens it) and wipes its bodies. */
+export async function markMailAbandoned(db: Queryable, claim: Claim, now: number): Promise<void> {
+  await settleClaim(db, 'mail_outbox', claim, { ...WIPED, abandoned_at: now })
 }
 
 /** Releases a claimed mail after a failed delivery, to be tried again at `retryAt`. */
 export async function scheduleMailRetry(
   db: Queryable,
-  mailId: string,
+  claim: Claim,
   retryAt: number,
   reason: string,
 ): Promise<void> {
-  await db
-    .updateTable('mail_outbox')
-    .set({ locked_until: null, next_attempt_at: retryAt, last_error: reason })
-    .where('id', '=', mailId)
-    .execute()
+  await settleClaim(db, 'mail_outbox', claim, { next_attempt_at: retryAt, last_error: reason })
 }
 
 /** Marks a claimed mail sent and wipes its bodies. */
-export async function markMailSent(db: Queryable, mailId: string, now: number): Promise<void> {
-  await db
-    .updateTable('mail_outbox')
-    .set({ ...WIPED, sent_at: now, last_error: null })
-    .where('id', '=', mailId)
-    .execute()
+export async function markMailSent(db: Queryable, claim: Claim, now: number): Promise<void> {
+  await settleClaim(db, 'mail_outbox', claim, { ...WIPED, sent_at: now, last_error: null })
 }
 
 /** How many mails a window holds, and when the oldest of them was queued (for `Retry-After`). */

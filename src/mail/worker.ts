@@ -5,6 +5,7 @@ import type { Dialect } from '../db/database.js'
 import type { Database, MailOutboxRow } from '../db/schema.js'
 import { createPeriodicJob, type PeriodicJob } from '../lib/periodic-job.js'
 import { describeError } from '../lib/describe-error.js'
+import { retryDelayMs, type Backoff } from '../lib/outbox.js'
 import { claimDueMail, markMailAbandoned, markMailSent, scheduleMailRetry } from './outbox.js'
 import type { Cipher } from '../lib/encryption.js'
 import { openMail } from './sealed.js'
@@ -30,21 +31,22 @@ export interface MailWorkerOptions {
   maxBackoffMs?: number
 }
 
-/** Delay before attempt `attempts + 1`: doubling from the base, capped. */
-export function backoffMs(attempts: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1))
-}
-
 export function createMailWorker(options: MailWorkerOptions): MailWorker {
   const { db, dialect, clock, transport, log, cipher } = options
   const pollIntervalMs = options.pollIntervalMs ?? 1000
   const lockMs = options.lockMs ?? 60_000
-  const baseBackoffMs = options.baseBackoffMs ?? 2000
-  const maxBackoffMs = options.maxBackoffMs ?? 5 * 60_000
+  // Doubling from 2 s, capped at 5 minutes; one relay per instance, so no jitter is needed.
+  const backoff: Backoff = {
+    firstMs: options.baseBackoffMs ?? 2000,
+    maxMs: options.maxBackoffMs ?? 5 * 60_000,
+    factor: 2,
+    jitter: 0,
+  }
 
   async function deliver(row: MailOutboxRow, now: number): Promise<boolean> {
+    const claim = { id: row.id, attempts: row.attempts }
     if (row.expires_at <= now || row.text_body === null || row.html_body === null) {
-      await markMailAbandoned(db, row.id, now)
+      await markMailAbandoned(db, claim, now)
       log.warn(
         { mailId: row.id, attempts: row.attempts - 1 },
         'mail abandoned: its link expired before delivery',
@@ -62,16 +64,17 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       })
     } catch {
       // Sealed with a key that is no longer configured: it can never be sent.
-      await markMailAbandoned(db, row.id, now)
+      await markMailAbandoned(db, claim, now)
       log.warn({ mailId: row.id }, 'mail abandoned: no configured key opens it')
+      options.onDelivery?.('abandoned')
       return false
     }
     try {
       await transport.send(mail, row.id)
     } catch (error) {
-      const retryAt = clock.now().getTime() + backoffMs(row.attempts, baseBackoffMs, maxBackoffMs)
+      const retryAt = clock.now().getTime() + retryDelayMs(row.attempts, backoff)
       const reason = describeError(error)
-      await scheduleMailRetry(db, row.id, retryAt, reason)
+      await scheduleMailRetry(db, claim, retryAt, reason)
       log.warn(
         { mailId: row.id, attempt: row.attempts, retryAt: new Date(retryAt), reason },
         'mail delivery failed',
@@ -79,7 +82,7 @@ export function createMailWorker(options: MailWorkerOptions): MailWorker {
       options.onDelivery?.('failed')
       return false
     }
-    await markMailSent(db, row.id, clock.now().getTime())
+    await markMailSent(db, claim, clock.now().getTime())
     log.info({ mailId: row.id, attempt: row.attempts }, 'mail sent')
     options.onDelivery?.('sent')
     return true

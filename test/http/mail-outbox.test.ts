@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { randomBytes } from 'node:crypto'
+import { createCipher } from '../../src/lib/encryption.js'
 import { call } from '../helpers/service.js'
 import { linkIn, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
 import { openLink, registerMessenger, startStack, type Stack } from '../helpers/stack.js'
@@ -163,6 +165,46 @@ describe('mail outbox: a mail whose link expires before delivery', () => {
     assert.equal(row.sent_at, null)
     assert.equal(row.abandoned_at, service.clock.now().getTime())
     assert.match(service.logs(), /mail abandoned: its link expired before delivery/)
+  })
+})
+
+/** The value of one series of /metrics, 0 when absent. */
+async function metric(stack: Stack, series: string): Promise<number> {
+  const text = (await call(`${stack.service.url}/metrics`, { headers: { accept: 'text/plain' } }))
+    .text
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line === undefined ? 0 : Number(line.slice(series.length + 1))
+}
+
+describe('mail outbox: every abandoned mail shows in the metrics (issue 39)', () => {
+  const outage = smtpOutage()
+
+  it('counts a mail whose link expired and one that no configured key opens', async () => {
+    const stack = await outage.begin()
+    const { service } = stack
+    await askForMail(stack, 'expires@example.edu')
+    await askForMail(stack, 'unreadable@example.edu')
+    await service.mailWorker.runOnce()
+    // Sealed under a key since retired: no key of the service opens it.
+    const retired = createCipher([randomBytes(32)])
+    await service.db.kysely
+      .updateTable('mail_outbox')
+      .set({ text_body: retired.encrypt('text'), html_body: retired.encrypt('html') })
+      .where('recipient', '=', 'unreadable@example.edu')
+      .execute()
+    await service.db.kysely
+      .updateTable('mail_outbox')
+      .set({ expires_at: service.clock.now().getTime() })
+      .where('recipient', '=', 'expires@example.edu')
+      .execute()
+    // Past the first retry's backoff, well within the other mail's link.
+    service.clock.advance(60_000)
+    await outage.end()
+    assert.equal(await metric(stack, 'campusgate_mail_abandoned_total'), 0)
+    await service.mailWorker.runOnce()
+    assert.match(service.logs(), /mail abandoned: no configured key opens it/)
+    assert.match(service.logs(), /mail abandoned: its link expired before delivery/)
+    assert.equal(await metric(stack, 'campusgate_mail_abandoned_total'), 2)
   })
 })
 

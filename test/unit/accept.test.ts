@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { acceptsV1 } from '../../src/http/media-type.js'
 import { sessionKeyFrom } from '../../src/http/tier-guard.js'
-import { backoffMs } from '../../src/mail/worker.js'
+import { retryDelayMs } from '../../src/lib/outbox.js'
 
 describe('acceptsV1', () => {
   it('accepts v1, its unversioned and wildcard forms, and no Accept at all', () => {
@@ -47,11 +47,32 @@ describe('sessionKeyFrom', () => {
   })
 })
 
-describe('backoffMs', () => {
+describe('retryDelayMs', () => {
   it('doubles from the base and stops at the cap', () => {
+    const backoff = { firstMs: 2000, maxMs: 60_000, factor: 2, jitter: 0 }
     assert.deepEqual(
-      [1, 2, 3, 4, 10].map((n) => backoffMs(n, 2000, 60_000)),
+      [1, 2, 3, 4, 10].map((n) => retryDelayMs(n, backoff)),
       [2000, 4000, 8000, 16_000, 60_000],
+    )
+  })
+
+  it('draws the jitter either way of the delay, never beyond it', () => {
+    const backoff = { firstMs: 10_000, maxMs: 60_000, factor: 4, jitter: 0.25 }
+    assert.equal(
+      retryDelayMs(1, backoff, () => 0),
+      7500,
+    )
+    assert.equal(
+      retryDelayMs(1, backoff, () => 0.5),
+      10_000,
+    )
+    assert.equal(
+      retryDelayMs(2, backoff, () => 0.999_999),
+      50_000,
+    )
+    assert.equal(
+      retryDelayMs(3, backoff, () => 1),
+      75_000,
     )
   })
 })
