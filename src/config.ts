@@ -116,10 +116,22 @@ export interface WebhookConfig {
   readonly pollIntervalMs: number
 }
 
-/** Thrown for a bad environment; its message is the one line start-up prints. */
-export class ConfigError extends Error {}
+/**
+ * Thrown for a bad environment: one line per bad variable, each naming it, all of them at once
+ * (an operator fixes a deployment in one restart, not one a variable).
+ */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'))
+  }
+}
+
+/** One variable's problem, as a reader finds it; `loadConfig` collects them. */
+class VariableError extends Error {}
 
 const WECHAT_API_BASE_URL = 'https://api.weixin.qq.com'
+const DEFAULT_DATABASE_URL = 'sqlite:./data/campusgate.db'
+const DAY_MS = 86_400_000
 const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 // Far above any sensible limit, far below where a counter loses precision.
 const MAX_RATE_LIMIT = 1_000_000_000
@@ -141,7 +153,43 @@ function read(env: Env, name: string): string | undefined {
 }
 
 function fail(name: string, why: string): never {
-  throw new ConfigError(`${name}: ${why}`)
+  throw new VariableError(`${name}: ${why}`)
+}
+
+/** What is wrong with the environment, one line per variable (the first problem of each). */
+interface Problems {
+  /** A rule across variables: records the problem of `name` and goes on. */
+  report: (name: string, why: string) => void
+  /** Runs a reader; a problem it throws is recorded and `fallback` stands in, so reading goes on. */
+  guard: <T>(fallback: T, read: () => T) => T
+  /** Throws every problem recorded, if any. */
+  done: () => void
+}
+
+function collectProblems(): Problems {
+  const lines: string[] = []
+  const named = new Set<string>()
+  const add = (line: string) => {
+    const name = line.slice(0, line.indexOf(':'))
+    if (named.has(name)) return
+    named.add(name)
+    lines.push(line)
+  }
+  return {
+    report: (name, why) => add(`${name}: ${why}`),
+    guard: (fallback, read) => {
+      try {
+        return read()
+      } catch (error) {
+        if (!(error instanceof VariableError)) throw error
+        add(error.message)
+        return fallback
+      }
+    },
+    done: () => {
+      if (lines.length > 0) throw new ConfigError(lines)
+    },
+  }
 }
 
 /** A duration of at most `max` (also a duration): no value overflows a date or a counter. */
@@ -363,7 +411,7 @@ function keyFileFor(databaseUrl: string): string {
 }
 
 function databaseUrl(env: Env): string {
-  const raw = read(env, 'DATABASE_URL') ?? 'sqlite:./data/campusgate.db'
+  const raw = read(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL
   if (/^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw
   return fail('DATABASE_URL', 'must be sqlite:PATH or postgres://…')
 }
@@ -406,34 +454,46 @@ function backups(env: Env, databaseUrlValue: string): BackupConfig | null {
  * `process.env`; tests pass plain objects.
  */
 export function loadConfig(env: Env): Config {
-  const port = integer(env, 'PORT', 3000, 0, 65535)
+  const { report, guard, done } = collectProblems()
+  const port = guard(3000, () => integer(env, 'PORT', 3000, 0, 65535))
   const host = read(env, 'HOST') ?? '127.0.0.1'
   const production = read(env, 'NODE_ENV') === 'production'
 
   const linkHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host
   const hostInUrl = linkHost.includes(':') ? `[${linkHost}]` : linkHost
-  const publicBaseUrl = httpUrl(env, 'PUBLIC_BASE_URL', `http://${hostInUrl}:${port}`)!
+  const defaultBaseUrl = `http://${hostInUrl}:${port}`
+  const publicBaseUrl = guard(defaultBaseUrl, () =>
+    httpUrl(env, 'PUBLIC_BASE_URL', defaultBaseUrl)!,
+  )
 
-  const messengerBase = httpUrl(env, 'MESSENGER_API_BASE_URL')
-  const protocol = oneOf(env, 'UNIVERSITY_PROTOCOL', ['uclapi', 'oidc'] as const, 'uclapi')
-  const issuer = httpUrl(env, 'UNIVERSITY_ISSUER', undefined, 'endpoint')
+  const messengerBase = guard(undefined, () => httpUrl(env, 'MESSENGER_API_BASE_URL'))
+  const protocol = guard('uclapi', () =>
+    oneOf(env, 'UNIVERSITY_PROTOCOL', ['uclapi', 'oidc'] as const, 'uclapi'),
+  )
+  const issuer = guard(undefined, () => httpUrl(env, 'UNIVERSITY_ISSUER', undefined, 'endpoint'))
   if (issuer !== undefined && protocol !== 'oidc') {
-    fail('UNIVERSITY_ISSUER', 'is used only with UNIVERSITY_PROTOCOL=oidc')
+    report('UNIVERSITY_ISSUER', 'is used only with UNIVERSITY_PROTOCOL=oidc')
   }
   if (issuer !== undefined && production && !issuer.startsWith('https:')) {
-    fail('UNIVERSITY_ISSUER', 'must be an https: URL when NODE_ENV=production')
+    report('UNIVERSITY_ISSUER', 'must be an https: URL when NODE_ENV=production')
   }
-  const tokenAuthMethod = optionalOneOf(env, 'UNIVERSITY_TOKEN_AUTH_METHOD', [
-    'client_secret_basic',
-    'client_secret_post',
-  ] as const)
+  const tokenAuthMethod = guard(null, () =>
+    optionalOneOf(env, 'UNIVERSITY_TOKEN_AUTH_METHOD', [
+      'client_secret_basic',
+      'client_secret_post',
+    ] as const),
+  )
   if (tokenAuthMethod !== null && protocol !== 'oidc') {
-    fail('UNIVERSITY_TOKEN_AUTH_METHOD', 'is used only with UNIVERSITY_PROTOCOL=oidc')
+    report('UNIVERSITY_TOKEN_AUTH_METHOD', 'is used only with UNIVERSITY_PROTOCOL=oidc')
   }
-  const authorizeUrl = httpUrl(env, 'UNIVERSITY_AUTHORIZE_URL', undefined, 'endpoint')
-  const tokenUrl = httpUrl(env, 'UNIVERSITY_TOKEN_URL', undefined, 'endpoint')
+  const authorizeUrl = guard(undefined, () =>
+    httpUrl(env, 'UNIVERSITY_AUTHORIZE_URL', undefined, 'endpoint'),
+  )
+  const tokenUrl = guard(undefined, () =>
+    httpUrl(env, 'UNIVERSITY_TOKEN_URL', undefined, 'endpoint'),
+  )
   if ((authorizeUrl === undefined) !== (tokenUrl === undefined)) {
-    fail(
+    report(
       authorizeUrl === undefined ? 'UNIVERSITY_AUTHORIZE_URL' : 'UNIVERSITY_TOKEN_URL',
       'set both UNIVERSITY_AUTHORIZE_URL and UNIVERSITY_TOKEN_URL, or neither for the sandbox',
     )
@@ -442,49 +502,49 @@ export function loadConfig(env: Env): Config {
   // production; configuring one alone would leave the other simulated, minting logins for anyone.
   const universityConfigured = universityProviderConfigured(env, protocol)
   if (production && !universityConfigured) {
-    fail(
+    report(
       protocol === 'oidc' ? 'UNIVERSITY_ISSUER' : 'UNIVERSITY_AUTHORIZE_URL',
       'a university provider is required when NODE_ENV=production (no sandbox there)',
     )
   }
   if (!production && universityConfigured && messengerBase === undefined) {
-    fail(
+    report(
       'MESSENGER_API_BASE_URL',
       'is required when a university provider is configured (the sandbox runs only with no provider configured)',
     )
   }
   if (!production && !universityConfigured && messengerBase !== undefined) {
-    fail(
+    report(
       protocol === 'oidc' ? 'UNIVERSITY_ISSUER' : 'UNIVERSITY_AUTHORIZE_URL',
       'is required when MESSENGER_API_BASE_URL is set (the sandbox runs only with no provider configured)',
     )
   }
   const simulated = !production && !universityConfigured && messengerBase === undefined
   const sandbox: SandboxConfig = { messenger: simulated, university: simulated }
-  const smtp = smtpUrl(env, production)
+  const smtp = guard(null, () => smtpUrl(env, production))
   if (production) {
     const given = read(env, 'PUBLIC_BASE_URL')
     if (given === undefined || !publicBaseUrl.startsWith('https:')) {
-      fail(
+      report(
         'PUBLIC_BASE_URL',
         'an https: URL is required when NODE_ENV=production (the attempt cookie is Secure only over https)',
       )
     }
     const allowed = list(env, 'MESSENGER_ALLOWED_APP_IDS') ?? []
     if (allowed.length === 0) {
-      fail('MESSENGER_ALLOWED_APP_IDS', 'is required when NODE_ENV=production')
+      report('MESSENGER_ALLOWED_APP_IDS', 'is required when NODE_ENV=production')
     }
     // SPEC.md, "Messenger platform secrets": in production no AppSecret comes from a client.
-    const held = appSecrets(env)
+    const held = guard(new Map<string, string>(), () => appSecrets(env))
     const missing = allowed.filter((appId) => !held.has(appId))
     if (missing.length > 0) {
-      fail(
+      report(
         'MESSENGER_APP_SECRETS',
         `is required when NODE_ENV=production: a server-held secret for each appId of MESSENGER_ALLOWED_APP_IDS (missing: ${missing.join(', ')})`,
       )
     }
     if (read(env, 'DATA_ENCRYPTION_KEY') === undefined) {
-      fail('DATA_ENCRYPTION_KEY', 'is required when NODE_ENV=production')
+      report('DATA_ENCRYPTION_KEY', 'is required when NODE_ENV=production')
     }
   }
   const sandboxBase = `${publicBaseUrl}/_sandbox`
@@ -493,47 +553,53 @@ export function loadConfig(env: Env): Config {
   const clientSecret =
     read(env, 'UNIVERSITY_CLIENT_SECRET') ?? (sandbox.university ? 'sandbox-secret' : undefined)
   if (clientId === undefined)
-    fail('UNIVERSITY_CLIENT_ID', 'is required with a real identity provider')
+    report('UNIVERSITY_CLIENT_ID', 'is required with a real identity provider')
   if (clientSecret === undefined) {
-    fail('UNIVERSITY_CLIENT_SECRET', 'is required with a real identity provider')
+    report('UNIVERSITY_CLIENT_SECRET', 'is required with a real identity provider')
   }
 
   const bindingRaw = read(env, 'UNIVERSITY_CALLBACK_BINDING') ?? 'cookie'
   if (bindingRaw !== 'cookie' && bindingRaw !== 'none') {
-    fail('UNIVERSITY_CALLBACK_BINDING', 'must be "cookie" or "none"')
+    report('UNIVERSITY_CALLBACK_BINDING', 'must be "cookie" or "none"')
   }
-  const callbackAllowedIps = ipList(env, 'UNIVERSITY_CALLBACK_ALLOWED_IPS')
+  const callbackAllowedIps = guard([], () => ipList(env, 'UNIVERSITY_CALLBACK_ALLOWED_IPS'))
   if (bindingRaw === 'none' && callbackAllowedIps.length === 0) {
-    fail('UNIVERSITY_CALLBACK_ALLOWED_IPS', 'is required when UNIVERSITY_CALLBACK_BINDING=none')
+    report('UNIVERSITY_CALLBACK_ALLOWED_IPS', 'is required when UNIVERSITY_CALLBACK_BINDING=none')
   }
   if (bindingRaw === 'none' && protocol === 'oidc') {
     // The OIDC redirect passes through the browser, and PKCE needs the attempt's cookie.
-    fail('UNIVERSITY_CALLBACK_BINDING', 'must be "cookie" with UNIVERSITY_PROTOCOL=oidc')
+    report('UNIVERSITY_CALLBACK_BINDING', 'must be "cookie" with UNIVERSITY_PROTOCOL=oidc')
   }
-  const userInfoUrl = httpUrl(env, 'UNIVERSITY_USERINFO_URL', undefined, 'endpoint')
+  const userInfoUrl = guard(undefined, () =>
+    httpUrl(env, 'UNIVERSITY_USERINFO_URL', undefined, 'endpoint'),
+  )
   const linkMaxAge = read(env, 'UNIVERSITY_LINK_MAX_AGE')
 
-  const sessionTtlMs = duration(env, 'SESSION_TTL', '30d', '3650d')
+  const sessionTtlMs = guard(30 * DAY_MS, () => duration(env, 'SESSION_TTL', '30d', '3650d'))
   // docs/decisions.md, "Sessions": the write-back interval never exceeds a tenth of the TTL.
   const sessionTouchIntervalMs = Math.min(
-    duration(env, 'SESSION_TOUCH_INTERVAL', '60s', '1d'),
+    guard(60_000, () => duration(env, 'SESSION_TOUCH_INTERVAL', '60s', '1d')),
     Math.floor(sessionTtlMs / 10),
   )
   const sessionMaxAge = read(env, 'SESSION_MAX_AGE')
   const sessionMaxAgeMs =
-    sessionMaxAge === undefined ? null : duration(env, 'SESSION_MAX_AGE', sessionMaxAge, '3650d')
+    sessionMaxAge === undefined
+      ? null
+      : guard(null, () => duration(env, 'SESSION_MAX_AGE', sessionMaxAge, '3650d'))
 
-  const keys = encryptionKeys(env)
+  const keys = guard(null, () => encryptionKeys(env))
   const logLevel = read(env, 'LOG_LEVEL') ?? 'info'
-  if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  if (!LOG_LEVELS.includes(logLevel)) report('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  // Parsed once: the database, the development key file beside it, the backups all follow it.
+  const database = guard(DEFAULT_DATABASE_URL, () => databaseUrl(env))
 
-  return Object.freeze({
+  const config: Config = Object.freeze({
     port,
     host,
     publicBaseUrl,
-    databaseUrl: databaseUrl(env),
-    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
-    redisUrl: redisUrl(env),
+    databaseUrl: database,
+    databasePoolSize: guard(10, () => integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
+    redisUrl: guard(null, () => redisUrl(env)),
     smtpUrl: smtp,
     outboxDir: './data/outbox',
     mailFrom: read(env, 'MAIL_FROM') ?? 'campusgate <no-reply@campusgate.invalid>',
@@ -541,16 +607,16 @@ export function loadConfig(env: Env): Config {
       apiBaseUrl:
         messengerBase ?? (sandbox.messenger ? `${sandboxBase}/messenger` : WECHAT_API_BASE_URL),
       allowedAppIds: list(env, 'MESSENGER_ALLOWED_APP_IDS'),
-      appSecrets: appSecrets(env),
+      appSecrets: guard(new Map<string, string>(), () => appSecrets(env)),
       timeoutMs: 5000,
     }),
     university: Object.freeze({
       authorizeUrl: authorizeUrl ?? `${sandboxBase}/university/authorise`,
       tokenUrl: tokenUrl ?? `${sandboxBase}/university/token`,
-      clientId,
-      clientSecret,
-      attemptTtlMs: duration(env, 'UNIVERSITY_ATTEMPT_TTL', '10m', '1d'),
-      callbackBinding: bindingRaw,
+      clientId: clientId ?? '',
+      clientSecret: clientSecret ?? '',
+      attemptTtlMs: guard(10 * 60_000, () => duration(env, 'UNIVERSITY_ATTEMPT_TTL', '10m', '1d')),
+      callbackBinding: bindingRaw === 'none' ? 'none' : 'cookie',
       callbackAllowedIps,
       timeoutMs: 5000,
       protocol,
@@ -559,44 +625,49 @@ export function loadConfig(env: Env): Config {
       tokenAuthMethod,
       userInfoUrl:
         userInfoUrl ?? (sandbox.university ? `${sandboxBase}/university/user/data` : null),
-      identityBinding: oneOf(
-        env,
-        'UNIVERSITY_IDENTITY_BINDING',
-        ['exclusive', 'shared'] as const,
-        'exclusive',
+      identityBinding: guard('exclusive', () =>
+        oneOf(env, 'UNIVERSITY_IDENTITY_BINDING', ['exclusive', 'shared'] as const, 'exclusive'),
       ),
-      emailDomains: emailDomains(env),
+      emailDomains: guard(null, () => emailDomains(env)),
       linkMaxAgeMs:
         linkMaxAge === undefined
           ? null
-          : duration(env, 'UNIVERSITY_LINK_MAX_AGE', linkMaxAge, '3650d'),
+          : guard(null, () => duration(env, 'UNIVERSITY_LINK_MAX_AGE', linkMaxAge, '3650d')),
     }),
     mailLimits: Object.freeze({
-      perUser: integer(env, 'MAIL_LIMIT_PER_USER', 5, 1, 1_000_000),
-      perRecipient: integer(env, 'MAIL_LIMIT_PER_RECIPIENT', 5, 1, 1_000_000),
+      perUser: guard(5, () => integer(env, 'MAIL_LIMIT_PER_USER', 5, 1, 1_000_000)),
+      perRecipient: guard(5, () => integer(env, 'MAIL_LIMIT_PER_RECIPIENT', 5, 1, 1_000_000)),
       windowMs: 3_600_000,
     }),
     sandbox: Object.freeze(sandbox),
     sessionTtlMs,
     sessionTouchIntervalMs,
     sessionMaxAgeMs,
-    registrationCodeTtlMs: duration(env, 'REGISTRATION_CODE_TTL', '30m', '7d'),
-    trustProxy: trustProxy(env),
+    registrationCodeTtlMs: guard(30 * 60_000, () =>
+      duration(env, 'REGISTRATION_CODE_TTL', '30m', '7d'),
+    ),
+    trustProxy: guard(false, () => trustProxy(env)),
     logLevel,
     dataEncryptionKeys: keys === null ? null : Object.freeze(keys),
-    dataEncryptionKeyFile: keyFileFor(databaseUrl(env)),
+    dataEncryptionKeyFile: keyFileFor(database),
     rateLimit: Object.freeze({
-      windowMs: duration(env, 'RATE_LIMIT_WINDOW', '1m', '1d'),
-      globalMax: integer(env, 'RATE_LIMIT_PER_ADDRESS', 1000, 0, MAX_RATE_LIMIT),
-      sensitiveMax: integer(env, 'RATE_LIMIT_REGISTRATION_PER_ADDRESS', 100, 0, MAX_RATE_LIMIT),
-      perSessionMax: integer(env, 'RATE_LIMIT_PER_SESSION', 600, 0, MAX_RATE_LIMIT),
+      windowMs: guard(60_000, () => duration(env, 'RATE_LIMIT_WINDOW', '1m', '1d')),
+      globalMax: guard(1000, () => integer(env, 'RATE_LIMIT_PER_ADDRESS', 1000, 0, MAX_RATE_LIMIT)),
+      sensitiveMax: guard(100, () =>
+        integer(env, 'RATE_LIMIT_REGISTRATION_PER_ADDRESS', 100, 0, MAX_RATE_LIMIT),
+      ),
+      perSessionMax: guard(600, () =>
+        integer(env, 'RATE_LIMIT_PER_SESSION', 600, 0, MAX_RATE_LIMIT),
+      ),
     }),
-    requestTimeoutMs: duration(env, 'REQUEST_TIMEOUT', '30s', '10m'),
-    metricsToken: metricsToken(env),
-    auditRetentionMs: duration(env, 'AUDIT_RETENTION', '90d', '3650d'),
-    backups: backups(env, databaseUrl(env)),
-    webhook: webhookConfig(env, production),
+    requestTimeoutMs: guard(30_000, () => duration(env, 'REQUEST_TIMEOUT', '30s', '10m')),
+    metricsToken: guard(null, () => metricsToken(env)),
+    auditRetentionMs: guard(90 * DAY_MS, () => duration(env, 'AUDIT_RETENTION', '90d', '3650d')),
+    backups: guard(null, () => backups(env, database)),
+    webhook: webhookConfig(env, production, guard),
   })
+  done()
+  return config
 }
 
 /**
@@ -604,7 +675,24 @@ export function loadConfig(env: Env): Config {
  * 64 bytes (its recommended sizes); messages never repeat one. In production an endpoint off this
  * machine must be https: the events name users.
  */
-function webhookConfig(env: Env, production: boolean): WebhookConfig {
+function webhookConfig(env: Env, production: boolean, guard: Problems['guard']): WebhookConfig {
+  const endpoints = guard([], () => webhookEndpoints(env, production))
+  const secrets = guard([], () => webhookSecrets(env))
+  guard(undefined, () => {
+    if (endpoints.length > 0 && secrets.length === 0) {
+      fail('WEBHOOK_SECRET', 'is required when WEBHOOK_URL is set (every event is signed)')
+    }
+  })
+  return Object.freeze({
+    endpoints: Object.freeze(endpoints),
+    secrets: Object.freeze(secrets),
+    retryForMs: guard(3 * DAY_MS, () => duration(env, 'WEBHOOK_RETRY_FOR', '3d', '30d')),
+    tryTimeoutMs: 10_000,
+    pollIntervalMs: 1000,
+  })
+}
+
+function webhookEndpoints(env: Env, production: boolean): string[] {
   const endpoints = (list(env, 'WEBHOOK_URL') ?? []).map((raw) => {
     let url: URL
     try {
@@ -627,7 +715,11 @@ function webhookConfig(env: Env, production: boolean): WebhookConfig {
     return raw
   })
   if (new Set(endpoints).size !== endpoints.length) fail('WEBHOOK_URL', 'names an endpoint twice')
-  const secrets = (list(env, 'WEBHOOK_SECRET') ?? []).map((item, index) => {
+  return endpoints
+}
+
+function webhookSecrets(env: Env): string[] {
+  return (list(env, 'WEBHOOK_SECRET') ?? []).map((item, index) => {
     const base64 = item.startsWith('whsec_') ? item.slice('whsec_'.length) : null
     const bytes =
       base64 !== null && /^[A-Za-z0-9+/]+={0,2}$/.test(base64) && base64.length % 4 === 0
@@ -640,15 +732,5 @@ function webhookConfig(env: Env, production: boolean): WebhookConfig {
       )
     }
     return item
-  })
-  if (endpoints.length > 0 && secrets.length === 0) {
-    fail('WEBHOOK_SECRET', 'is required when WEBHOOK_URL is set (every event is signed)')
-  }
-  return Object.freeze({
-    endpoints: Object.freeze(endpoints),
-    secrets: Object.freeze(secrets),
-    retryForMs: duration(env, 'WEBHOOK_RETRY_FOR', '3d', '30d'),
-    tryTimeoutMs: 10_000,
-    pollIntervalMs: 1000,
   })
 }

@@ -133,7 +133,10 @@ export async function runCli(
     config = loadConfig(env)
   } catch (error) {
     if (error instanceof ConfigError) {
-      io.err(`campusgate: invalid configuration: ${error.message}\n`)
+      // One line per bad variable, all of them: the deployment is fixed in one go.
+      for (const problem of error.problems) {
+        io.err(`campusgate: invalid configuration: ${problem}\n`)
+      }
       return EXIT.failure
     }
     throw error
