@@ -1,3 +1,8 @@
+import {
+  AuthorizationResponseError,
+  ResponseBodyError,
+  WWWAuthenticateChallengeError,
+} from 'openid-client'
 import { redact } from '../lib/redact.js'
 
 /**
@@ -130,18 +135,22 @@ async function factsOf(error: unknown): Promise<Facts> {
     const newCode = typeof code === 'string' && code !== lastCode ? ` ${code}` : ''
     if (typeof code === 'string') lastCode = code
     facts.chain.push(`${current.name}${newCode}: ${current.message}`)
-    const status = field(current, 'status')
-    if (typeof status === 'number') facts.status ??= status
-    if (typeof field(current, 'error') === 'string') {
-      facts.error ??= field(current, 'error')
-      facts.errorDescription ??= field(current, 'error_description')
-    }
-    const response = field(current, 'response')
-    if (response instanceof Response && facts.error === undefined) {
-      // A challenge without an `error` parameter: the body may still name it.
-      const body = await errorBody(response)
+    // openid-client's own error classes (re-exported from oauth4webapi) say what the provider
+    // answered; anything else is the library's or the runtime's reason, in the chain.
+    if (current instanceof ResponseBodyError) {
+      // An error answer of RFC 6749 §5.2: its status and its JSON error object.
+      facts.status ??= current.status
+      facts.error ??= current.error
+      facts.errorDescription ??= current.error_description
+    } else if (current instanceof WWWAuthenticateChallengeError) {
+      // A 401 with a challenge: the body may name the error, else the challenge's parameters do.
+      facts.status ??= current.status
+      const body = await errorBody(current.response)
       facts.error ??= body.error
       facts.errorDescription ??= body.error_description
+    } else if (current instanceof AuthorizationResponseError) {
+      facts.error ??= current.error
+      facts.errorDescription ??= current.error_description
     }
     current = current.cause
   }
