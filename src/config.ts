@@ -93,6 +93,8 @@ export interface Config {
   readonly webhook: WebhookConfig
   /** The service's own SQLite backups (BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP); null: off. */
   readonly backups: BackupConfig | null
+  /** The operator console: CONSOLE (`off` disables it) and CONSOLE_OPERATORS (subjects or emails). */
+  readonly console: { readonly enabled: boolean; readonly operators: readonly string[] }
 }
 
 export interface BackupConfig {
@@ -596,6 +598,10 @@ export function loadConfig(env: Env): Config {
     auditRetentionMs: duration(env, 'AUDIT_RETENTION', '90d', '3650d'),
     backups: backups(env, databaseUrl(env)),
     webhook: webhookConfig(env, production),
+    console: Object.freeze({
+      enabled: oneOf(env, 'CONSOLE', ['on', 'off'] as const, 'on') === 'on',
+      operators: Object.freeze(list(env, 'CONSOLE_OPERATORS') ?? []),
+    }),
   })
 }
 

@@ -6,6 +6,7 @@ import type { Cipher } from './lib/encryption.js'
 import { createAccountChanges, type AccountChanges } from './accounts/changes.js'
 import { createAccounts, type Accounts } from './accounts/users.js'
 import { createBackupSchedule, type BackupSchedule } from './backup/schedule.js'
+import { createConsoleSessions, type ConsoleSessions } from './console/service.js'
 import { createWalCheckpoints } from './maintenance/wal-checkpoints.js'
 import { createAudit, createAuditTrail, type Audit, type AuditTrail } from './audit/audit.js'
 import { securityConfigurationEvents } from './audit/configuration.js'
@@ -82,6 +83,8 @@ export interface Services {
   backups: BackupSchedule | null
   /** In sandbox mode: the mail the playground reads back. */
   mailbox: SandboxMailbox | undefined
+  /** The operator console's sign-in links and sessions. */
+  consoleSessions: ConsoleSessions
   /** Records the risky settings, then starts the background jobs (the app calls it when ready). */
   start(): Promise<void>
   /** Stops the background jobs and closes the outbound connections. */
@@ -275,6 +278,7 @@ export function createServices(deps: ServicesDeps): Services {
     originalImport,
     backups,
     mailbox,
+    consoleSessions: createConsoleSessions({ db: db.kysely, clock, audit }),
     async start() {
       // Best effort: a database that is down now must not keep the service (and /readyz) from starting.
       for (const event of securityConfigurationEvents(config)) {
