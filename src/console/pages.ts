@@ -3,7 +3,7 @@ import { escapeHtml } from '../lib/html.js'
 import type { Session } from '../sessions/service.js'
 import { barChart, shareRing } from './charts.js'
 import { actionButton, consolePage, csrfField, type PageContext } from './layout.js'
-import type { Figures, FoundUser, UserEvent } from './reads.js'
+import type { DailySeries, Figures, FoundUser, UserEvent } from './reads.js'
 import { WORDS } from './words.js'
 
 const e = escapeHtml
@@ -69,6 +69,7 @@ export function csrfPage(context: PageContext): string {
 
 export interface OverviewData {
   figures: Figures
+  activeUsers: DailySeries
   now: number
   newestBackupAt: number | null
   backupsOn: boolean
@@ -102,7 +103,7 @@ export function overviewPage(context: PageContext, data: OverviewData): string {
     `<div class="grid">
 <section class="card"><h2>${e(words.newUsers)}</h2><p class="muted">${e(words.perDay)}</p>${barChart(words.newUsers, figures.newUsers)}</section>
 <section class="card"><h2>${e(words.links)}</h2><p class="muted">${e(words.perDay)}</p>${barChart(words.links, figures.links)}</section>
-<section class="card"><h2>${e(words.active)}</h2><p class="muted">${e(words.activeSoon)}</p></section>
+<section class="card"><h2>${e(words.active)}</h2><p class="muted">${e(words.activeNote)}</p>${barChart(words.active, data.activeUsers)}</section>
 <section class="card"><h2>${e(words.liveSessions)}</h2><p class="big">${figures.liveSessions}</p>${shareRing(words.tier2Share, figures.tier2Sessions, figures.liveSessions)}</section>
 ${backlog(words.webhooks, words, figures.webhooks, now)}
 ${backlog(words.mail, words, figures.mail, now)}

@@ -9,6 +9,8 @@ import { languageLinks, pageLocale } from '../http/locale.js'
 import { readAsset } from '../lib/assets.js'
 import { stringField } from '../lib/coerce.js'
 import type { Outbox } from '../mail/outbox-service.js'
+import type { Sessions } from '../sessions/service.js'
+import { dayLabel } from './charts.js'
 import { CONSOLE_HEADERS, consoleCookie, csrfTokenOf, csrfTokenValid, sameOrigin } from './guard.js'
 import type { PageContext } from './layout.js'
 import {
@@ -42,6 +44,7 @@ declare module 'fastify' {
 
 export interface ConsoleRoutesOptions {
   publicBaseUrl: string
+  sessions: Pick<Sessions, 'activeUsersByDay'>
   consoleSessions: ConsoleSessions
   accounts: Accounts
   webhookEvents: WebhookEvents
@@ -197,6 +200,10 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
   app.get('', PAGE, async (request, reply) => {
     const now = clock.now().getTime()
     const figures = await readFigures(db, now, options.linkMaxAgeMs)
+    const { days } = figures.newUsers
+    const active = await options.sessions.activeUsersByDay(dayLabel(days[0]))
+    const byDay = new Map(active.map((row) => [row.day, row.users]))
+    const activeUsers = { days, values: days.map((day) => byDay.get(dayLabel(day)) ?? 0) }
     const ready = await options.checkReady().then(
       () => true,
       () => false,
@@ -206,6 +213,7 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
       200,
       overviewPage(context(request, reply), {
         figures,
+        activeUsers,
         now,
         ready,
         backupsOn: options.newestBackupAt !== null,

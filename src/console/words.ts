@@ -21,7 +21,7 @@ export interface Words {
     newUsers: string
     links: string
     active: string
-    activeSoon: string
+    activeNote: string
     liveSessions: string
     tier2Share: string
     webhooks: string
@@ -124,7 +124,7 @@ export const WORDS: Catalogue<Words> = {
       newUsers: 'New users per day',
       links: 'University links per day',
       active: 'Active users per day',
-      activeSoon: 'Active users are counted once this service records the days keys are used.',
+      activeNote: 'last 30 days; a user counts once on each day it used its key',
       liveSessions: 'Live sessions',
       tier2Share: 'Share of tier 2',
       webhooks: 'Webhook events',
@@ -243,7 +243,7 @@ export const WORDS: Catalogue<Words> = {
       newUsers: '每日新用户',
       links: '每日大学账号关联',
       active: '每日活跃用户',
-      activeSoon: '本服务开始记录密钥的使用日期后，才会统计活跃用户。',
+      activeNote: '最近 30 天；用户在使用密钥的每一天计一次',
       liveSessions: '有效会话',
       tier2Share: '第 2 级占比',
       webhooks: 'Webhook 事件',

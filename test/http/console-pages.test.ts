@@ -266,6 +266,12 @@ describe('the operator console: users, events, mail, audit, overview', () => {
     const drawn = /aria-label="New users per day: (\d+)/.exec(text)
     assert.equal(Number(drawn?.[1]), Number(users.n))
     assert.match(text, /aria-label="University links per day: [1-9]/)
+    const active = await stack.service.db.kysely
+      .selectFrom('user_active_days')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    assert.ok(Number(active.n) > 0, 'keys were used')
+    assert.match(text, new RegExp(`aria-label="Active users per day: ${Number(active.n)} `))
     assert.match(text, new RegExp(`<p class="big">${Number(live.n)}</p>`))
     assert.match(text, /aria-label="Share of tier 2: \d+% \(\d+\/\d+\)"/)
     assert.match(text, /Webhook events/)
