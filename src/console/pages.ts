@@ -27,7 +27,7 @@ function notice(text: string | null): string {
 
 function table(headers: string[], rows: string[][], empty: string): string {
   if (rows.length === 0) return `<p class="muted">${e(empty)}</p>`
-  return `<div class="scroll"><table><thead><tr>${headers.map((h) => `<th scope="col">${e(h)}</th>`).join('')}</tr></thead><tbody>${rows
+  return `<div class="scroll" tabindex="0"><table><thead><tr>${headers.map((h) => `<th scope="col">${e(h)}</th>`).join('')}</tr></thead><tbody>${rows
     .map((cells) => `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`)
     .join('')}</tbody></table></div>`
 }
@@ -296,7 +296,7 @@ export function eventsPage(
     words.events.title,
     `${notice(message)}${tabs(context, '/console/events', ['pending', 'dead', 'delivered'], words.events.state, state)}
 ${table(
-  [c.id, c.type, c.at, c.tries, c.lastError, ''],
+  [c.id, c.type, c.at, c.tries, c.lastError, c.action],
   events.map((event) => [
     `<code>${e(event.id)}</code>`,
     e(event.type),
@@ -338,7 +338,7 @@ export function mailPage(
     words.mail.title,
     `${notice(message)}${tabs(context, '/console/mail', ['pending', 'dead'], words.mail.state, state)}
 ${table(
-  [c.id, c.to, c.at, c.tries, c.lastError, ''],
+  [c.id, c.to, c.at, c.tries, c.lastError, c.action],
   mails.map((mail) => [
     `<code>${e(mail.id)}</code>`,
     e(maskAddress(mail.recipient)),

@@ -89,7 +89,17 @@ export interface Words {
     filter: string
   }
   columns: Record<
-    'id' | 'type' | 'state' | 'tries' | 'at' | 'actor' | 'user' | 'detail' | 'to' | 'lastError',
+    | 'id'
+    | 'type'
+    | 'state'
+    | 'tries'
+    | 'at'
+    | 'actor'
+    | 'user'
+    | 'detail'
+    | 'to'
+    | 'lastError'
+    | 'action',
     string
   >
   nothing: string
@@ -213,6 +223,7 @@ export const WORDS: Catalogue<Words> = {
       detail: 'Detail',
       to: 'To',
       lastError: 'Last error',
+      action: 'Action',
     },
     nothing: 'Nothing here.',
   },
@@ -331,6 +342,7 @@ export const WORDS: Catalogue<Words> = {
       detail: '详情',
       to: '收件人',
       lastError: '最近错误',
+      action: '操作',
     },
     nothing: '暂无内容。',
   },
