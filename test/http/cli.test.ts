@@ -47,6 +47,8 @@ const COMMANDS = [
   'events list',
   'events retry',
   'events replay',
+  'console link',
+  'console revoke',
   'import-original',
 ]
 
