@@ -109,7 +109,14 @@ module.exports = {
     // The console reads through the services and its own read queries, and acts through the
     // services alone (their types only).
     may('console/', 'lib/', 'db/', 'http/locale', 'audit/audit'),
-    typesFrom('console/', 'accounts/', 'events/service', 'mail/outbox-service', 'sessions/service'),
+    typesFrom(
+      'console/',
+      'accounts/',
+      'events/service',
+      'mail/outbox-service',
+      'sessions/service',
+      'university/oidc-client',
+    ),
   ],
   allowedSeverity: 'error',
   forbidden: [

@@ -140,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     await consoleRoutes(app, {
       ...services,
       publicBaseUrl: config.publicBaseUrl,
+      operators: config.console.operators,
       db: db.kysely,
       clock,
       linkMaxAgeMs: config.university.linkMaxAgeMs,

@@ -390,3 +390,22 @@ ${table([c.at, c.type, c.actor, c.user, c.detail], auditRows(rows), words.nothin
     'audit',
   )
 }
+
+export function refusedPage(context: PageContext): string {
+  const words = WORDS[context.locale].signIn
+  return consolePage(context, words.refusedTitle, `<p>${e(words.refused)}</p>`, null)
+}
+
+/**
+ * After the provider's redirect: the console cookie is SameSite=Strict, so a redirect chain that
+ * began on the provider's site would arrive without it. This page, on our own site, moves on.
+ */
+export function continuePage(context: PageContext): string {
+  const words = WORDS[context.locale].signIn
+  return consolePage(
+    context,
+    words.continueTitle,
+    `<p><a class="button" href="/console" id="continue">${e(words.continue)}</a></p>`,
+    null,
+  ).replace('<head>', '<head><meta http-equiv="refresh" content="0;url=/console">')
+}

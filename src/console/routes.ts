@@ -10,16 +10,20 @@ import { readAsset } from '../lib/assets.js'
 import { stringField } from '../lib/coerce.js'
 import type { Outbox } from '../mail/outbox-service.js'
 import type { Sessions } from '../sessions/service.js'
+import type { OidcClient } from '../university/oidc-client.js'
+import { universitySignInRoutes } from './university.js'
 import { dayLabel } from './charts.js'
 import { CONSOLE_HEADERS, consoleCookie, csrfTokenOf, csrfTokenValid, sameOrigin } from './guard.js'
 import type { PageContext } from './layout.js'
 import {
   auditPage,
+  continuePage,
   csrfPage,
   eventsPage,
   invalidLinkPage,
   mailPage,
   overviewPage,
+  refusedPage,
   signInPage,
   usersPage,
   userPage,
@@ -54,6 +58,9 @@ export interface ConsoleRoutesOptions {
   linkMaxAgeMs: number | null
   /** Throws when this instance is not ready (the same check as /readyz). */
   checkReady(): Promise<void>
+  /** The university sign-in of CONSOLE_OPERATORS (UNIVERSITY_PROTOCOL=oidc); null: links only. */
+  consoleOidc: OidcClient | null
+  operators: readonly string[]
   /** Null when this service takes no backups of its own. */
   newestBackupAt: (() => number | null) | null
 }
@@ -119,7 +126,12 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
   /** Every console URL but sign-in's and the assets: a session, else 303 to the sign-in page. */
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0]
-    if (path === signInHref || path.startsWith('/console/assets/')) return
+    if (
+      path === signInHref ||
+      path.startsWith(`${signInHref}/university`) ||
+      path.startsWith('/console/assets/')
+    )
+      return
     const value = request.cookies[cookieSpec.name]
     const session = value === undefined ? null : await consoleSessions.validate(value)
     if (session === null) {
@@ -168,21 +180,39 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
   )
 
   app.get('/sign-in', PAGE, async (request, reply) =>
-    page(reply, 200, signInPage(context(request, reply), false)),
+    page(reply, 200, signInPage(context(request, reply), options.consoleOidc !== null)),
   )
+
+  function setSessionCookie(reply: FastifyReply, value: string, endsAt: number): void {
+    reply.setCookie(cookieSpec.name, value, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: cookieSpec.secure,
+      path: '/',
+      maxAge: Math.floor((endsAt - clock.now().getTime()) / 1000),
+    })
+  }
+
+  if (options.consoleOidc !== null) {
+    universitySignInRoutes(app, {
+      oidc: options.consoleOidc,
+      operators: options.operators,
+      consoleSessions,
+      secureCookies: cookieSpec.secure,
+      signedIn(reply, value, endsAt) {
+        setSessionCookie(reply, value, endsAt)
+        return page(reply, 200, continuePage(context(reply.request, reply)))
+      },
+      refused: (request, reply) => page(reply, 403, refusedPage(context(request, reply))),
+    })
+  }
 
   // The link's token is the proof: no CSRF token, but failed tries count against the address.
   app.post('/sign-in', { ...PAGE, onRequest: app.limitSensitive }, async (request, reply) => {
     const token = stringField(request.body, 'token')
     const signedIn = await consoleSessions.signIn(token, request.ip)
     if (signedIn === null) return page(reply, 401, invalidLinkPage(context(request, reply)))
-    reply.setCookie(cookieSpec.name, signedIn.cookie, {
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: cookieSpec.secure,
-      path: '/',
-      maxAge: Math.floor((signedIn.session.endsAt - clock.now().getTime()) / 1000),
-    })
+    setSessionCookie(reply, signedIn.cookie, signedIn.session.endsAt)
     return reply.code(303).headers(CONSOLE_HEADERS).header('location', '/console').send()
   })
 

@@ -42,6 +42,15 @@ export interface ConsoleSessions {
   createLink(operator: string, origin: Origin): Promise<{ token: string; expiresAt: number }>
   /** Spends a link's token for a new session; null when it is unknown, used or expired. */
   signIn(token: string, ip: string): Promise<{ cookie: string; session: ConsoleSession } | null>
+  /**
+   * A session for an operator the university vouched for (CONSOLE_OPERATORS), named by `operator`
+   * (the university subject); `refused` records a university sign-in that named no operator.
+   */
+  signInWithUniversity(
+    operator: string,
+    ip: string,
+  ): Promise<{ cookie: string; session: ConsoleSession }>
+  refuseUniversity(ip: string, reason: string): Promise<void>
   /** The session of a cookie value, touched; null when unknown, past 8 hours or idle 30 minutes. */
   validate(cookie: string): Promise<ConsoleSession | null>
   signOut(session: ConsoleSession, ip: string): Promise<void>
@@ -118,6 +127,29 @@ export function createConsoleSessions(options: {
         return null
       }
       return { cookie, session: { id, operator, endsAt: at + SESSION_MAX_MS } }
+    },
+
+    async signInWithUniversity(operator, ip) {
+      const at = now()
+      const cookie = generateSecret()
+      const id = newId()
+      await inTransaction(db, async (trx) => {
+        await insertConsoleSession(trx, { id, tokenHash: hashSecret(cookie), operator, now: at })
+        await audit.record(trx, {
+          type: 'console-sign-in',
+          origin: operatorOrigin(operator, ip),
+          detail: { method: 'university' },
+        })
+      })
+      return { cookie, session: { id, operator, endsAt: at + SESSION_MAX_MS } }
+    },
+
+    async refuseUniversity(ip, reason) {
+      await audit.record(db, {
+        type: 'console-sign-in-refused',
+        origin: { actor: 'console', ip },
+        detail: { method: 'university', reason },
+      })
     },
 
     async validate(cookie) {

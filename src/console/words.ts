@@ -13,6 +13,10 @@ export interface Words {
     invalidTitle: string
     invalid: string
     university: string
+    refusedTitle: string
+    refused: string
+    continueTitle: string
+    continue: string
   }
   csrfTitle: string
   csrf: string
@@ -126,6 +130,11 @@ export const WORDS: Catalogue<Words> = {
       invalid:
         'A sign-in link works once, for 10 minutes. Ask for a new one with campusgate console link.',
       university: 'Sign in with your university account',
+      refusedTitle: 'This account may not use the console',
+      refused:
+        'The university account is not one of CONSOLE_OPERATORS, or the sign-in did not complete.',
+      continueTitle: 'Signed in',
+      continue: 'Continue to the console',
     },
     csrfTitle: 'Request refused',
     csrf: 'This request did not come from a console page (@forbidden/csrf-check-failed). Go back, reload the page and try again.',
@@ -246,6 +255,10 @@ export const WORDS: Catalogue<Words> = {
       invalidTitle: '此登录链接无效或已被使用',
       invalid: '登录链接只能使用一次，有效期 10 分钟。请用 campusgate console link 获取新链接。',
       university: '使用大学账号登录',
+      refusedTitle: '此账号不能使用控制台',
+      refused: '该大学账号不在 CONSOLE_OPERATORS 中，或登录未完成。',
+      continueTitle: '已登录',
+      continue: '进入控制台',
     },
     csrfTitle: '请求被拒绝',
     csrf: '此请求并非来自控制台页面（@forbidden/csrf-check-failed）。请返回、刷新页面后重试。',
