@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { loadConfig } from '../../src/config.js'
 import { hashSecret } from '../../src/lib/secrets.js'
 import { TestClock } from '../helpers/clock.js'
 import {
@@ -401,6 +402,13 @@ describe('the operator console across instances and by configuration', () => {
     } finally {
       await service.close()
     }
+  })
+
+  it('stops start-up with one line naming CONSOLE when it is neither on nor off', () => {
+    assert.throws(() => loadConfig({ CONSOLE: 'maybe' }), {
+      name: 'Error',
+      message: 'CONSOLE: must be "on" or "off"',
+    })
   })
 
   it('is not there with CONSOLE=off', async () => {
