@@ -38,6 +38,7 @@ module.exports = {
         'accounts/',
         'audit/',
         'backup/',
+        'console/',
         'events/',
         'http/',
         'mail/',
@@ -61,6 +62,7 @@ module.exports = {
       'backup/',
       'clock',
       'config',
+      'console/',
       'db/',
       'errors',
       'events/',
@@ -104,6 +106,17 @@ module.exports = {
     may('operations/', 'lib/', 'http/', 'errors'),
     may('original/', 'lib/', 'db/', 'accounts/'),
     typesFrom('original/', 'audit/audit', 'events/'),
+    // The console reads through the services and its own read queries, and acts through the
+    // services alone (their types only).
+    may('console/', 'lib/', 'db/', 'http/locale', 'audit/audit'),
+    typesFrom(
+      'console/',
+      'accounts/',
+      'events/service',
+      'mail/outbox-service',
+      'sessions/service',
+      'university/oidc-client',
+    ),
   ],
   allowedSeverity: 'error',
   forbidden: [

@@ -3,6 +3,7 @@ import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import type { Cipher } from './lib/encryption.js'
+import { consoleRoutes } from './console/routes.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { BODY_LIMIT_BYTES, mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
@@ -100,16 +101,17 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     done()
   })
 
+  async function checkReady(): Promise<void> {
+    const pending = await pendingMigrations(db)
+    if (pending.length > 0) throw new Error(`schema behind: ${pending.join(', ')} not applied`)
+    // Reads work on a full disk: whether writes do is what the last writes showed.
+    await checkWrites(db.writes, () => writeProbe(db.kysely, instanceId, clock.now().getTime()))
+  }
   operationsRoutes(app, {
     metrics,
     metricsToken: config.metricsToken,
     logLevel: config.logLevel,
-    async checkReady() {
-      const pending = await pendingMigrations(db)
-      if (pending.length > 0) throw new Error(`schema behind: ${pending.join(', ')} not applied`)
-      // Reads work on a full disk: whether writes do is what the last writes showed.
-      await checkWrites(db.writes, () => writeProbe(db.kysely, instanceId, clock.now().getTime()))
-    },
+    checkReady,
   })
 
   await app.register(tierGuard, { sessions })
@@ -131,6 +133,19 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       clientSecret: config.university.clientSecret,
       callbackUrl: () => `${config.publicBaseUrl}/authorize/university/callback`,
       clock,
+    })
+  }
+
+  if (config.console.enabled) {
+    await consoleRoutes(app, {
+      ...services,
+      publicBaseUrl: config.publicBaseUrl,
+      operators: config.console.operators,
+      db: db.kysely,
+      clock,
+      linkMaxAgeMs: config.university.linkMaxAgeMs,
+      checkReady,
+      newestBackupAt: services.backups === null ? null : () => services.backups!.newestAt(),
     })
   }
 

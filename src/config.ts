@@ -93,6 +93,8 @@ export interface Config {
   readonly webhook: WebhookConfig
   /** The service's own SQLite backups (BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP); null: off. */
   readonly backups: BackupConfig | null
+  /** The operator console: CONSOLE (`off` disables it) and CONSOLE_OPERATORS (subjects or emails). */
+  readonly console: { readonly enabled: boolean; readonly operators: readonly string[] }
 }
 
 export interface BackupConfig {
@@ -665,6 +667,10 @@ export function loadConfig(env: Env): Config {
     auditRetentionMs: guard(90 * DAY_MS, () => duration(env, 'AUDIT_RETENTION', '90d', '3650d')),
     backups: guard(null, () => backups(env, database)),
     webhook: webhookConfig(env, production, guard),
+    console: Object.freeze({
+      enabled: guard(true, () => oneOf(env, 'CONSOLE', ['on', 'off'] as const, 'on') === 'on'),
+      operators: Object.freeze(list(env, 'CONSOLE_OPERATORS') ?? []),
+    }),
   })
   done()
   return config

@@ -6,6 +6,7 @@ import type { Cipher } from './lib/encryption.js'
 import { createAccountChanges, type AccountChanges } from './accounts/changes.js'
 import { createAccounts, type Accounts } from './accounts/users.js'
 import { createBackupSchedule, type BackupSchedule } from './backup/schedule.js'
+import { createConsoleSessions, type ConsoleSessions } from './console/service.js'
 import { createWalCheckpoints } from './maintenance/wal-checkpoints.js'
 import { createAudit, createAuditTrail, type Audit, type AuditTrail } from './audit/audit.js'
 import { securityConfigurationEvents } from './audit/configuration.js'
@@ -28,7 +29,7 @@ import { createSandboxMailbox, type SandboxMailbox } from './sandbox/mailbox.js'
 import { SANDBOX_APP } from './sandbox/messenger.js'
 import { createSessions, type Sessions } from './sessions/service.js'
 import { createUniversityClient } from './university/client.js'
-import { createOidcClient } from './university/oidc-client.js'
+import { createOidcClient, type OidcClient } from './university/oidc-client.js'
 import { createUniversity, type University } from './university/service.js'
 import { VERSION } from './version.js'
 
@@ -82,6 +83,10 @@ export interface Services {
   backups: BackupSchedule | null
   /** In sandbox mode: the mail the playground reads back. */
   mailbox: SandboxMailbox | undefined
+  /** The operator console's sign-in links and sessions. */
+  consoleSessions: ConsoleSessions
+  /** The console's university sign-in (OIDC with CONSOLE_OPERATORS); null: links only. */
+  consoleOidc: OidcClient | null
   /** Records the risky settings, then starts the background jobs (the app calls it when ready). */
   start(): Promise<void>
   /** Stops the background jobs and closes the outbound connections. */
@@ -225,6 +230,21 @@ export function createServices(deps: ServicesDeps): Services {
     registrationCodeTtlMs: config.registrationCodeTtlMs,
     changes,
   })
+  // A separate relying party for the console: its own redirect URI, state, nonce and PKCE.
+  const consoleOidc =
+    config.console.enabled &&
+    config.console.operators.length > 0 &&
+    config.university.protocol === 'oidc' &&
+    config.university.issuer !== null
+      ? createOidcClient({
+          ...config.university,
+          issuer: config.university.issuer,
+          redirectUri: `${config.publicBaseUrl}/console/sign-in/university/callback`,
+          allowInsecureRequests: config.university.issuer.startsWith('http:'),
+          clock,
+          fetch: outbound,
+        })
+      : null
   const outbox = createOutbox({ db: db.kysely, clock, onDue: () => mailWorker.kick() })
   const accounts = createAccounts({ db: db.kysely, sessions, outbox, changes })
   const originalImport = createOriginalImport({
@@ -275,6 +295,8 @@ export function createServices(deps: ServicesDeps): Services {
     originalImport,
     backups,
     mailbox,
+    consoleSessions: createConsoleSessions({ db: db.kysely, clock, audit }),
+    consoleOidc,
     async start() {
       // Best effort: a database that is down now must not keep the service (and /readyz) from starting.
       for (const event of securityConfigurationEvents(config)) {

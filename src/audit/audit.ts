@@ -23,6 +23,11 @@ export type AuditEventType =
   | 'erasure'
   | 'security-configuration'
   | 'import'
+  | 'console-sign-in'
+  | 'console-sign-in-refused'
+  | 'console-sign-out'
+  | 'console-revoked'
+  | 'console-action'
 
 /** Where a change came from: an API request (with its client address), the CLI, or the service itself. */
 export interface Origin {

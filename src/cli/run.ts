@@ -15,6 +15,7 @@ import {
 import { accountCommands } from './accounts.js'
 import { importOriginal } from './import-original.js'
 import { backupCommands } from './backups.js'
+import { consoleCommands } from './console.js'
 import { eventCommands } from './events.js'
 import { maintenanceCommands } from './maintenance.js'
 import { recordCommands } from './records.js'
@@ -27,6 +28,7 @@ const COMMANDS: readonly Command[] = [
   ...accountCommands,
   ...recordCommands,
   ...eventCommands,
+  ...consoleCommands,
   importOriginal,
 ]
 

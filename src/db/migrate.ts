@@ -15,6 +15,7 @@ import * as m0006 from './migrations/0006_ops_audit_events.js'
 import * as m0008 from './migrations/0008_webhook_events.js'
 import * as m0009 from './migrations/0009_sessions_created_at.js'
 import * as m0010 from './migrations/0010_user_active_days.js'
+import * as m0011 from './migrations/0011_console.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008_webhook_events': m0008,
   '0009_sessions_created_at': m0009,
   '0010_user_active_days': m0010,
+  '0011_console': m0011,
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }

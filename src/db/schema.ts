@@ -144,6 +144,26 @@ export interface WebhookDeliveryTable {
   finished_at: number | null
 }
 
+/** A `campusgate console link`: single use, valid 10 minutes; only its hash is kept. */
+export interface ConsoleSignInTokenTable {
+  id: string
+  token_hash: string
+  /** Who the link is for (`--name`), named in the audit trail of what they do. */
+  operator: string
+  created_at: number
+  expires_at: number
+  used_at: number | null
+}
+
+/** A signed-in operator: the cookie's hash; 8 hours at most, 30 minutes idle. */
+export interface ConsoleSessionTable {
+  id: string
+  token_hash: string
+  operator: string
+  created_at: number
+  last_seen_at: number
+}
+
 export interface Database {
   users: UserTable
   sessions: SessionTable
@@ -155,6 +175,8 @@ export interface Database {
   audit_events: AuditEventTable
   webhook_events: WebhookEventTable
   webhook_deliveries: WebhookDeliveryTable
+  console_sign_in_tokens: ConsoleSignInTokenTable
+  console_sessions: ConsoleSessionTable
 }
 
 export type UserRow = Selectable<UserTable>

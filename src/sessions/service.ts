@@ -13,6 +13,7 @@ import { usersWithLapsedLinks } from '../accounts/lifecycle.js'
 import {
   findExpiredSessionIds,
   findSessionByKeyHash,
+  countActiveUsersByDay,
   findSessionOfUser,
   isFirstUseOfDay,
   touchSession,
@@ -75,6 +76,8 @@ export interface Sessions {
   validate(sessionKey: string): Promise<Session | null>
   /** The user's live session as `GET /session` shows it, neither extended nor ended; `null` if none. */
   sessionOfUser(userId: string): Promise<Session | null>
+  /** Users who used their key, per UTC day from `sinceDay` ('YYYY-MM-DD') on (the console's chart). */
+  activeUsersByDay(sinceDay: string): Promise<{ day: string; users: number }[]>
   /** Ends a session (found by `validate`); `false` if something else ended it first. */
   logout(sessionId: string, origin: Origin): Promise<boolean>
   /**
@@ -218,6 +221,8 @@ export function createSessions(options: SessionsOptions): Sessions {
       }
       return sessionOf(record, now, expiresAt)
     },
+
+    activeUsersByDay: (sinceDay) => countActiveUsersByDay(db, sinceDay),
 
     async sessionOfUser(userId) {
       const record = await findSessionOfUser(db, userId)

@@ -271,7 +271,13 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
         {
           client_id: OIDC_CLIENT_ID,
           client_secret: OIDC_CLIENT_SECRET,
-          redirect_uris: [options.redirectUri()],
+          // Tier 2's callback, and the operator console's university sign-in beside it.
+          redirect_uris: [
+            options.redirectUri(),
+            options
+              .redirectUri()
+              .replace('/authorize/university/callback', '/console/sign-in/university/callback'),
+          ],
           grant_types: ['authorization_code'],
           response_types: ['code'],
           token_endpoint_auth_method: tokenAuthMethods[0],

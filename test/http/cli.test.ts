@@ -47,6 +47,8 @@ const COMMANDS = [
   'events list',
   'events retry',
   'events replay',
+  'console link',
+  'console revoke',
   'import-original',
 ]
 
@@ -87,7 +89,7 @@ describe('the campusgate command', () => {
 
   it('prints the usage of every group of subcommands for --help (exit 0), and with it when the subcommand is missing (exit 2)', () => {
     const groups = [...new Set(COMMANDS.filter((c) => c.includes(' ')).map((c) => c.split(' ')[0]))]
-    assert.deepEqual(groups, ['sessions', 'users', 'outbox', 'audit', 'events'])
+    assert.deepEqual(groups, ['sessions', 'users', 'outbox', 'audit', 'events', 'console'])
     for (const group of groups) {
       const members = COMMANDS.filter((c) => c.startsWith(`${group} `))
       for (const flag of ['--help', '-h']) {

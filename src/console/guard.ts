@@ -1,0 +1,52 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+
+/**
+ * The console's cookie: SPEC.md, "Operator console". Over https the `__Host-` prefix makes the
+ * browser refuse it unless Secure, Path=/ and without Domain, so no sibling host can plant one.
+ */
+export function consoleCookie(publicBaseUrl: string): { name: string; secure: boolean } {
+  const secure = publicBaseUrl.startsWith('https:')
+  return { name: secure ? '__Host-campusgate-console' : 'campusgate-console', secure }
+}
+
+/**
+ * The page's CSRF token: an HMAC of the session cookie, so it needs no storage, changes with
+ * every session, and cannot be made without the cookie, which script never reads (HttpOnly).
+ */
+export function csrfTokenOf(cookie: string): string {
+  return createHmac('sha256', cookie).update('campusgate-console-csrf').digest('base64url')
+}
+
+export function csrfTokenValid(cookie: string, token: unknown): boolean {
+  if (typeof token !== 'string' || token.length > 128) return false
+  const expected = Buffer.from(csrfTokenOf(cookie))
+  const given = Buffer.from(token)
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+/**
+ * Same origin as SPEC says: `Origin` equal to PUBLIC_BASE_URL's origin; where a browser sends no
+ * `Origin` or `null` (some do on a form POST after a redirect), `Sec-Fetch-Site: same-origin`.
+ */
+export function sameOrigin(
+  publicOrigin: string,
+  origin: string | undefined,
+  secFetchSite: string | undefined,
+): boolean {
+  if (origin !== undefined && origin !== 'null') return origin === publicOrigin
+  return secFetchSite === 'same-origin'
+}
+
+/**
+ * The console's pages load only what this origin serves: no inline script or style, no frame,
+ * forms post only here.
+ */
+export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+}

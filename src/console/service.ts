@@ -1,0 +1,200 @@
+import type { Clock } from '../clock.js'
+import type { Audit, Origin } from '../audit/audit.js'
+import type { Database } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
+import { generateSecret, hashSecret, MAX_SECRET_LENGTH, newId } from '../lib/secrets.js'
+import type { Kysely } from 'kysely'
+import {
+  deleteConsoleSession,
+  deleteConsoleSessionsOf,
+  deleteStaleConsoleRows,
+  findConsoleSession,
+  insertConsoleSession,
+  insertSignInToken,
+  spendSignInToken,
+  touchConsoleSession,
+} from './store.js'
+
+/** SPEC.md, "Operator console": a link is good for 10 minutes, a session 8 hours and 30 idle. */
+export const LINK_TTL_MS = 10 * 60_000
+export const SESSION_MAX_MS = 8 * 3_600_000
+export const SESSION_IDLE_MS = 30 * 60_000
+/** `last_seen_at` is written at most once a minute: an operator clicking around costs no writes. */
+const TOUCH_INTERVAL_MS = 60_000
+
+/** The longest operator name a link may carry (it is shown and audited). */
+export const MAX_OPERATOR_NAME = 64
+
+export interface ConsoleSession {
+  id: string
+  operator: string
+  /** When the session ends at the latest (8 hours after sign-in). */
+  endsAt: number
+}
+
+/** Who an operator's actions are recorded as in the audit trail. */
+export function operatorOrigin(operator: string, ip: string | null): Origin {
+  return { actor: `console:${operator}`, ip }
+}
+
+export interface ConsoleSessions {
+  /** `campusgate console link`: a fresh single-use token for `operator`, and when it expires. */
+  createLink(operator: string, origin: Origin): Promise<{ token: string; expiresAt: number }>
+  /** Spends a link's token for a new session; null when it is unknown, used or expired. */
+  signIn(token: string, ip: string): Promise<{ cookie: string; session: ConsoleSession } | null>
+  /**
+   * A session for an operator the university vouched for (CONSOLE_OPERATORS), named by `operator`
+   * (the university subject); `refused` records a university sign-in that named no operator.
+   */
+  signInWithUniversity(
+    operator: string,
+    ip: string,
+  ): Promise<{ cookie: string; session: ConsoleSession }>
+  refuseUniversity(ip: string, reason: string): Promise<void>
+  /** The session of a cookie value, touched; null when unknown, past 8 hours or idle 30 minutes. */
+  validate(cookie: string): Promise<ConsoleSession | null>
+  signOut(session: ConsoleSession, ip: string): Promise<void>
+  /** `campusgate console revoke`: ends one operator's sessions (null: all); how many. */
+  revoke(operator: string | null, origin: Origin): Promise<number>
+  /** Records what an operator did through the console that no service call records itself. */
+  recordAction(
+    session: ConsoleSession,
+    ip: string,
+    detail: Record<string, string | number>,
+  ): Promise<void>
+}
+
+export function createConsoleSessions(options: {
+  db: Kysely<Database>
+  clock: Clock
+  audit: Audit
+}): ConsoleSessions {
+  const { db, clock, audit } = options
+  const now = (): number => clock.now().getTime()
+
+  return {
+    async createLink(operator, origin) {
+      const token = generateSecret()
+      const at = now()
+      const expiresAt = at + LINK_TTL_MS
+      await inTransaction(db, async (trx) => {
+        await insertSignInToken(trx, {
+          id: newId(),
+          tokenHash: hashSecret(token),
+          operator,
+          now: at,
+          expiresAt,
+        })
+        // Links and sessions that can open nothing any more go as new ones are made.
+        await deleteStaleConsoleRows(trx, at, at - SESSION_IDLE_MS)
+        await audit.record(trx, {
+          type: 'console-action',
+          origin,
+          detail: { action: 'link', operator },
+        })
+      })
+      return { token, expiresAt }
+    },
+
+    async signIn(token, ip) {
+      const at = now()
+      const cookie = generateSecret()
+      const id = newId()
+      const operator = await inTransaction(db, async (trx) => {
+        const spent =
+          token.length === 0 || token.length > MAX_SECRET_LENGTH
+            ? null
+            : await spendSignInToken(trx, hashSecret(token), at)
+        if (spent === null) return null
+        await insertConsoleSession(trx, {
+          id,
+          tokenHash: hashSecret(cookie),
+          operator: spent,
+          now: at,
+        })
+        await audit.record(trx, {
+          type: 'console-sign-in',
+          origin: operatorOrigin(spent, ip),
+          detail: { method: 'link' },
+        })
+        return spent
+      })
+      if (operator === null) {
+        await audit.record(db, {
+          type: 'console-sign-in-refused',
+          origin: { actor: 'console', ip },
+        })
+        return null
+      }
+      return { cookie, session: { id, operator, endsAt: at + SESSION_MAX_MS } }
+    },
+
+    async signInWithUniversity(operator, ip) {
+      const at = now()
+      const cookie = generateSecret()
+      const id = newId()
+      await inTransaction(db, async (trx) => {
+        await insertConsoleSession(trx, { id, tokenHash: hashSecret(cookie), operator, now: at })
+        await audit.record(trx, {
+          type: 'console-sign-in',
+          origin: operatorOrigin(operator, ip),
+          detail: { method: 'university' },
+        })
+      })
+      return { cookie, session: { id, operator, endsAt: at + SESSION_MAX_MS } }
+    },
+
+    async refuseUniversity(ip, reason) {
+      await audit.record(db, {
+        type: 'console-sign-in-refused',
+        origin: { actor: 'console', ip },
+        detail: { method: 'university', reason },
+      })
+    },
+
+    async validate(cookie) {
+      if (cookie.length === 0 || cookie.length > MAX_SECRET_LENGTH) return null
+      const record = await findConsoleSession(db, hashSecret(cookie))
+      if (record === null) return null
+      const at = now()
+      const endsAt = record.createdAt + SESSION_MAX_MS
+      if (at >= endsAt || at >= record.lastSeenAt + SESSION_IDLE_MS) {
+        await deleteConsoleSession(db, record.id)
+        return null
+      }
+      if (at - record.lastSeenAt >= TOUCH_INTERVAL_MS) await touchConsoleSession(db, record.id, at)
+      return { id: record.id, operator: record.operator, endsAt }
+    },
+
+    async signOut(session, ip) {
+      await inTransaction(db, async (trx) => {
+        if (await deleteConsoleSession(trx, session.id)) {
+          await audit.record(trx, {
+            type: 'console-sign-out',
+            origin: operatorOrigin(session.operator, ip),
+          })
+        }
+      })
+    },
+
+    async revoke(operator, origin) {
+      return inTransaction(db, async (trx) => {
+        const ended = await deleteConsoleSessionsOf(trx, operator, now())
+        await audit.record(trx, {
+          type: 'console-revoked',
+          origin,
+          detail: { operator: operator ?? '*', sessions: ended },
+        })
+        return ended
+      })
+    },
+
+    async recordAction(session, ip, detail) {
+      await audit.record(db, {
+        type: 'console-action',
+        origin: operatorOrigin(session.operator, ip),
+        detail,
+      })
+    },
+  }
+}
