@@ -62,6 +62,11 @@ export function invalidLinkPage(context: PageContext): string {
   )
 }
 
+export function notFoundPage(context: PageContext): string {
+  const words = WORDS[context.locale]
+  return consolePage(context, words.notFoundTitle, `<p>${e(words.notFound)}</p>`, null)
+}
+
 export function csrfPage(context: PageContext): string {
   const words = WORDS[context.locale]
   return consolePage(context, words.csrfTitle, `<p>${e(words.csrf)}</p>`, null)

@@ -21,6 +21,7 @@ import {
   csrfPage,
   eventsPage,
   invalidLinkPage,
+  notFoundPage,
   mailPage,
   overviewPage,
   refusedPage,
@@ -138,6 +139,15 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
       return reply.code(303).headers(CONSOLE_HEADERS).header('location', signInHref).send()
     }
     request.consoleSession = session
+  })
+
+  // An address under /console that names no page is a console URL too: without a session it is
+  // sent to sign-in like every other (the hook above runs for it), with one it is a page saying so.
+  app.setNotFoundHandler((request, reply) => {
+    if (request.consoleSession === null) {
+      return reply.code(303).headers(CONSOLE_HEADERS).header('location', signInHref).send()
+    }
+    return page(reply, 404, notFoundPage(context(request, reply)))
   })
 
   /**

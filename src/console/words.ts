@@ -20,6 +20,8 @@ export interface Words {
   }
   csrfTitle: string
   csrf: string
+  notFoundTitle: string
+  notFound: string
   overview: {
     title: string
     newUsers: string
@@ -136,6 +138,8 @@ export const WORDS: Catalogue<Words> = {
       continueTitle: 'Signed in',
       continue: 'Continue to the console',
     },
+    notFoundTitle: 'No such page',
+    notFound: 'The console has no page at this address. Use the navigation above.',
     csrfTitle: 'Request refused',
     csrf: 'This request did not come from a console page (@forbidden/csrf-check-failed). Go back, reload the page and try again.',
     overview: {
@@ -260,6 +264,8 @@ export const WORDS: Catalogue<Words> = {
       continueTitle: '已登录',
       continue: '进入控制台',
     },
+    notFoundTitle: '页面不存在',
+    notFound: '控制台在此地址没有页面。请使用上方的导航。',
     csrfTitle: '请求被拒绝',
     csrf: '此请求并非来自控制台页面（@forbidden/csrf-check-failed）。请返回、刷新页面后重试。',
     overview: {

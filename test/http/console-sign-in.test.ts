@@ -89,7 +89,8 @@ describe('the operator console: signing in and out', () => {
   })
 
   it('answers every console URL without a session 303 to /console/sign-in', async () => {
-    for (const path of ['', '/users', '/users/someone', '/events', '/mail', '/audit']) {
+    const unknown = ['/no-such-page', '/users/someone/nothing']
+    for (const path of ['', '/users', '/users/someone', '/events', '/mail', '/audit', ...unknown]) {
       const answer = await getPage(`${service.url}/console${path}`, null)
       assert.equal(answer.status, 303, path)
       assert.equal(answer.headers.get('location'), '/console/sign-in', path)
@@ -102,6 +103,13 @@ describe('the operator console: signing in and out', () => {
     const page = await getPage(`${service.url}/console/sign-in`, null)
     assert.equal(page.status, 200)
     assert.match(page.text, /campusgate console link/)
+  })
+
+  it('answers an address under /console that names no page 404 to a signed-in operator, as a console page', async () => {
+    const session = await signIn(service, (await consoleLink(service)).token)
+    const answer = await getPage(`${service.url}/console/no-such-page`, session.cookie)
+    assert.equal(answer.status, 404)
+    assert.match(answer.text, /No such page/)
   })
 
   it('signs out: the cookie is cleared and no longer opens anything', async () => {
