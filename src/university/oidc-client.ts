@@ -126,37 +126,79 @@ export function tokenAuthMethodFor(
     : 'client_secret_basic'
 }
 
-interface KeyCache {
-  jwks: oidc.JWKS
-  /** When the keys were fetched, on the app's clock. */
-  fetchedAtMs: number
+/**
+ * How long one discovery's configuration serves before the issuer is discovered again. A fresh
+ * configuration starts with no keys, so its first ID token fetches the provider's keys: a key
+ * rotation is followed within this time on the app's clock. Within it, openid-client's key cache
+ * serves the keys it fetched, so an unknown `kid` cannot make us hammer the provider.
+ */
+const CONFIGURATION_MAX_AGE_MS = 60_000
+
+interface Discovered {
+  config: oidc.Configuration
+  /** When it was discovered (or last kept after a failed rediscovery), on the app's clock. */
+  atMs: number
 }
 
 /**
  * OpenID Connect relying party over openid-client v6: discovery of the issuer, authorization
  * code flow with PKCE and a nonce, ID token signatures verified even from the token endpoint.
+ * One discovered `Configuration` serves every call until it is a minute old; openid-client keeps
+ * the provider's keys with it.
  */
 export function createOidcClient(options: OidcClientOptions): OidcClient {
   const doFetch = options.fetch ?? fetch
   const customFetch: oidc.CustomFetch = (url, init) => doFetch(url, init)
   const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000))
-  let discovered: Promise<oidc.ServerMetadata> | null = null
-  let keyCache: KeyCache | null = null
+  // The method depends on the discovery document, which the authentication is handed each time.
+  const post = oidc.ClientSecretPost(options.clientSecret)
+  const basic = oidc.ClientSecretBasic(options.clientSecret)
+  const clientAuth: oidc.ClientAuth = (server, client, body, headers) => {
+    const method = tokenAuthMethodFor(options.tokenAuthMethod, server)
+    ;(method === 'client_secret_post' ? post : basic)(server, client, body, headers)
+  }
+  let current: Discovered | null = null
+  let pending: Promise<oidc.Configuration> | null = null
 
-  function metadata(): Promise<oidc.ServerMetadata> {
-    discovered ??= oidc
-      .discovery(new URL(options.issuer), options.clientId, undefined, undefined, {
-        [oidc.customFetch]: customFetch,
-        execute: options.allowInsecureRequests ? [oidc.allowInsecureRequests] : [],
-        timeout: timeoutSeconds,
+  function discover(): Promise<oidc.Configuration> {
+    return oidc.discovery(new URL(options.issuer), options.clientId, undefined, clientAuth, {
+      [oidc.customFetch]: customFetch,
+      execute: [
+        ...(options.allowInsecureRequests ? [oidc.allowInsecureRequests] : []),
+        oidc.enableNonRepudiationChecks,
+      ],
+      timeout: timeoutSeconds,
+    })
+  }
+
+  function configuration(): Promise<oidc.Configuration> {
+    const now = options.clock.now().getTime()
+    if (current !== null && now - current.atMs < CONFIGURATION_MAX_AGE_MS) {
+      return Promise.resolve(current.config)
+    }
+    pending ??= discover()
+      .then((config) => {
+        current = { config, atMs: options.clock.now().getTime() }
+        return config
       })
-      .then((config) => config.serverMetadata())
       .catch((error: unknown) => {
-        // Not cached: the next request tries again.
-        discovered = null
+        // A provider that answered before keeps serving (its keys still follow openid-client's
+        // cache), and discovery is tried again a minute later. Never discovered: unavailable,
+        // and the next request tries again.
+        if (current !== null) {
+          current = { config: current.config, atMs: options.clock.now().getTime() }
+          return current.config
+        }
         throw new ProviderUnavailableError({ cause: error })
       })
-    return discovered
+      .finally(() => {
+        pending = null
+      })
+    return pending
+  }
+
+  async function metadata(): Promise<oidc.ServerMetadata> {
+    return (await configuration()).serverMetadata()
   }
 
   /** Why `metadata()` failed, as the failure line of the discovery call (the cause, unwrapped). */
@@ -166,41 +208,6 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
   ): Promise<string> {
     const cause = error instanceof ProviderUnavailableError ? error.cause : error
     return describeCallFailure('discovery', cause, secrets)
-  }
-
-  /**
-   * A configuration per use, so openid-client's key cache is the one we hand it. Its age is
-   * measured on the app's clock: once the keys are a minute old, an unknown `kid` makes
-   * openid-client fetch them again (a rotation at the provider is followed within a minute),
-   * and after five minutes they are fetched anyway.
-   */
-  function configuration(server: oidc.ServerMetadata, method: TokenAuthMethod): oidc.Configuration {
-    const auth =
-      method === 'client_secret_post'
-        ? oidc.ClientSecretPost(options.clientSecret)
-        : oidc.ClientSecretBasic(options.clientSecret)
-    const config = new oidc.Configuration(server, options.clientId, undefined, auth)
-    config[oidc.customFetch] = customFetch
-    config.timeout = timeoutSeconds
-    if (options.allowInsecureRequests) oidc.allowInsecureRequests(config)
-    oidc.enableNonRepudiationChecks(config)
-    if (keyCache !== null) {
-      const ageSeconds = Math.floor((options.clock.now().getTime() - keyCache.fetchedAtMs) / 1000)
-      oidc.setJwksCache(config, {
-        jwks: keyCache.jwks,
-        uat: Math.floor(Date.now() / 1000) - Math.max(0, ageSeconds),
-      })
-    }
-    return config
-  }
-
-  function rememberKeys(config: oidc.Configuration, before: number | undefined): void {
-    const cache = oidc.getJwksCache(config)
-    if (cache === undefined) return
-    const changed = JSON.stringify(cache.jwks) !== JSON.stringify(keyCache?.jwks)
-    if (keyCache === null || cache.uat !== before || changed) {
-      keyCache = { jwks: cache.jwks, fetchedAtMs: options.clock.now().getTime() }
-    }
   }
 
   return {
@@ -249,12 +256,13 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
               reason: describeProviderAnswer(params.error, params.error_description, secrets),
             }
       }
-      let server: oidc.ServerMetadata
+      let config: oidc.Configuration
       try {
-        server = await metadata()
+        config = await configuration()
       } catch (error) {
         return { kind: 'failed', reason: await discoveryFailure(error, secrets) }
       }
+      const server = config.serverMetadata()
       // Only what the provider sent, on the registered redirect URI: never the request's Host.
       const callback = new URL(options.redirectUri)
       for (const name of ['code', 'state', 'iss'] as const) {
@@ -262,8 +270,6 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
         if (value !== undefined) callback.searchParams.set(name, value)
       }
       const method = tokenAuthMethodFor(options.tokenAuthMethod, server)
-      const config = configuration(server, method)
-      const before = oidc.getJwksCache(config)?.uat
       // Named in the failure line: which call to the provider failed.
       let call = `token request (${method})`
       try {
@@ -273,7 +279,6 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
           expectedState: expected.state,
           idTokenExpected: true,
         })
-        rememberKeys(config, before)
         const claims: Record<string, unknown> = { ...tokens.claims() }
         if (
           (text(claims.email) === undefined || text(claims.name) === undefined) &&
@@ -301,7 +306,6 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
           },
         }
       } catch (error) {
-        rememberKeys(config, before)
         return { kind: 'failed', reason: await describeCallFailure(call, error, secrets) }
       }
     },

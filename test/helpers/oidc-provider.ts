@@ -64,9 +64,11 @@ export interface OidcProvider {
   /** The next token response carries an ID token changed as given. */
   tamperNextIdToken(tamper: IdTokenTamper): void
   /** While set, that endpoint answers 503, as a provider in the middle of an outage does. */
-  setOutage(endpoint: 'token' | 'userinfo' | null): void
+  setOutage(endpoint: 'discovery' | 'token' | 'userinfo' | null): void
   /** How many times the provider's JWKS was fetched. */
   jwksFetches(): number
+  /** How many times the provider's discovery document was asked for (answered or not). */
+  discoveries(): number
   /** How campusgate authenticated at the token endpoint, one entry per token request. */
   tokenAuthSeen(): TokenAuthMethod[]
   /**
@@ -249,7 +251,8 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
   const foreignKey = newSigningKey()
   let tamper: IdTokenTamper | null = null
   let jwksFetches = 0
-  let outage: 'token' | 'userinfo' | null = null
+  let discoveries = 0
+  let outage: 'discovery' | 'token' | 'userinfo' | null = null
   const tokenAuthSeen: TokenAuthMethod[] = []
   const tokenAuthMethods = options.tokenAuthMethods ?? ['client_secret_basic', 'client_secret_post']
   const idTokenAlg = options.idTokenAlg ?? 'RS256'
@@ -384,8 +387,14 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       })
       return
     }
+    if (path === '/.well-known/openid-configuration') discoveries += 1
     // oidc-provider's default paths of these endpoints.
-    if (outage !== null && path === { token: '/token', userinfo: '/me' }[outage]) {
+    const outagePaths = {
+      discovery: '/.well-known/openid-configuration',
+      token: '/token',
+      userinfo: '/me',
+    }
+    if (outage !== null && path === outagePaths[outage]) {
       response.writeHead(503, { 'content-type': 'text/plain' })
       response.end('down for maintenance')
       return
@@ -440,6 +449,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<O
       tamper = change
     },
     jwksFetches: () => jwksFetches,
+    discoveries: () => discoveries,
     tokenAuthSeen: () => [...tokenAuthSeen],
     async signIn(
       authorizationUrl,

@@ -245,6 +245,53 @@ describe('the OpenID Connect client against oidc-provider', () => {
   })
 })
 
+describe('one discovered configuration, taken afresh once a minute old', () => {
+  let provider: OidcProvider
+  let clock: TestClock
+  let client: OidcClient
+
+  before(async () => {
+    provider = await startOidcProvider({ redirectUri: () => REDIRECT_URI })
+    clock = new TestClock()
+    client = clientOf(provider.issuer, { clock })
+  })
+  after(() => provider.close())
+
+  async function linked(state: string): Promise<boolean> {
+    const secrets = attemptSecrets(`cookie-${Math.random()}`)
+    const location = await client.authorizationUrl(state, secrets)
+    const callback = new URL(await provider.signIn(location))
+    const params = Object.fromEntries(callback.searchParams) as Record<string, string>
+    const outcome = await client.complete(params, { ...secrets, state })
+    return outcome.kind === 'linked'
+  }
+
+  it('discovers the issuer and fetches its keys once for the round trips of a minute, then again', async () => {
+    for (const state of ['open-id-a', 'open-id-b', 'open-id-c']) assert.ok(await linked(state))
+    assert.equal(provider.discoveries(), 1)
+    assert.equal(provider.jwksFetches(), 1)
+    clock.advance(61_000)
+    assert.ok(await linked('open-id-d'))
+    assert.equal(provider.discoveries(), 2)
+    assert.equal(provider.jwksFetches(), 2)
+  })
+
+  it('keeps the configuration it has while rediscovery fails, and tries again a minute later', async () => {
+    clock.advance(61_000)
+    provider.setOutage('discovery')
+    const before = provider.discoveries()
+    assert.ok(await linked('open-id-e'))
+    assert.equal(provider.discoveries(), before + 1)
+    provider.setOutage(null)
+    clock.advance(30_000)
+    assert.ok(await linked('open-id-f'))
+    assert.equal(provider.discoveries(), before + 1)
+    clock.advance(31_000)
+    assert.ok(await linked('open-id-g'))
+    assert.equal(provider.discoveries(), before + 2)
+  })
+})
+
 /** A provider configured for one case, and a client of campusgate's for it. */
 async function startCase(
   providerOptions: Omit<OidcProviderOptions, 'redirectUri'>,
