@@ -1,0 +1,15 @@
+// Fixed values, not settings: no variable sets them. The Config fields that carry them stay so a
+// test can shorten one (e.g. a webhook try's timeout); production always runs with these.
+
+/** The messenger platform's API when MESSENGER_API_BASE_URL is unset outside the sandbox. */
+export const WECHAT_API_BASE_URL = 'https://api.weixin.qq.com'
+/** How long a call to the messenger platform or the university's provider may take. */
+export const PROVIDER_TIMEOUT_MS = 5000
+/** Where confirmation emails are written as .eml files when SMTP_URL is unset. */
+export const OUTBOX_DIR = './data/outbox'
+/** The window MAIL_LIMIT_PER_USER and MAIL_LIMIT_PER_RECIPIENT count over: "per hour". */
+export const MAIL_LIMIT_WINDOW_MS = 3_600_000
+/** SPEC.md, "Lifecycle events (webhooks)": a try not answered 2xx within 10 s is abandoned. */
+export const WEBHOOK_TRY_TIMEOUT_MS = 10_000
+/** How often the webhook worker looks for due tries unwoken (a change wakes it at once). */
+export const WEBHOOK_POLL_INTERVAL_MS = 1000

@@ -1,0 +1,27 @@
+import type { Config } from './types.js'
+import { type Env, fail, type Problems, read } from './problems.js'
+import { DAY_MS, duration } from './readers.js'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/** What the operator sees and keeps: LOG_LEVEL, METRICS_TOKEN, AUDIT_RETENTION. */
+export function readOperations(
+  env: Env,
+  { guard, report }: Problems,
+): Pick<Config, 'logLevel' | 'metricsToken' | 'auditRetentionMs'> {
+  const logLevel = read(env, 'LOG_LEVEL') ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) report('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  return {
+    logLevel,
+    metricsToken: guard(null, () => metricsToken(env)),
+    auditRetentionMs: guard(90 * DAY_MS, () => duration(env, 'AUDIT_RETENTION', '90d', '3650d')),
+  }
+}
+
+/** A guessable token would open the metrics to anyone; a long one is no credential of ours. */
+function metricsToken(env: Env): string | null {
+  const raw = read(env, 'METRICS_TOKEN')
+  if (raw === undefined) return null
+  if (raw.length < 16 || raw.length > 256) fail('METRICS_TOKEN', 'must be 16 to 256 characters')
+  return raw
+}

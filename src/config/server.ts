@@ -1,0 +1,40 @@
+import type { Config } from './types.js'
+import { type Env, fail, type Problems, read } from './problems.js'
+import { duration, httpUrl, integer, ipList } from './readers.js'
+
+/** Where the service listens and how it is reached: PORT, HOST, PUBLIC_BASE_URL, TRUST_PROXY, REQUEST_TIMEOUT. */
+export function readServer(
+  env: Env,
+  { guard }: Problems,
+): Pick<Config, 'port' | 'host' | 'publicBaseUrl' | 'trustProxy' | 'requestTimeoutMs'> {
+  const port = guard(3000, () => integer(env, 'PORT', 3000, 0, 65535))
+  const host = read(env, 'HOST') ?? '127.0.0.1'
+  const linkHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host
+  const hostInUrl = linkHost.includes(':') ? `[${linkHost}]` : linkHost
+  const defaultBaseUrl = `http://${hostInUrl}:${port}`
+  return {
+    port,
+    host,
+    publicBaseUrl: guard(defaultBaseUrl, () => httpUrl(env, 'PUBLIC_BASE_URL', defaultBaseUrl)!),
+    trustProxy: guard(false, () => trustProxy(env)),
+    requestTimeoutMs: guard(30_000, () => duration(env, 'REQUEST_TIMEOUT', '30s', '10m')),
+  }
+}
+
+/**
+ * `true` would take the client's own `X-Forwarded-For` as its address, so anyone could pick the
+ * address that rate limits and UNIVERSITY_CALLBACK_ALLOWED_IPS see; so it is refused. A hop count
+ * trusts that many proxies, counted from the right of the header.
+ */
+function trustProxy(env: Env): false | number | string[] {
+  const raw = read(env, 'TRUST_PROXY')
+  if (raw === undefined || raw === 'false') return false
+  if (raw === 'true') {
+    fail(
+      'TRUST_PROXY',
+      '"true" would let any client choose its own address through X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses / CIDRs',
+    )
+  }
+  if (/^\d+$/.test(raw)) return integer(env, 'TRUST_PROXY', 0, 0, 16) || false
+  return ipList(env, 'TRUST_PROXY')
+}

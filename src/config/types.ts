@@ -1,0 +1,117 @@
+// The configuration's shape: what `loadConfig` returns, frozen. Each section module fills its part.
+
+/** Which simulated providers the server mounts under `/_sandbox/`. */
+export interface SandboxConfig {
+  readonly messenger: boolean
+  readonly university: boolean
+}
+
+export type CallbackBinding = 'cookie' | 'none'
+export type UniversityProtocol = 'uclapi' | 'oidc'
+export type IdentityBinding = 'exclusive' | 'shared'
+export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post'
+
+/** docs/decisions.md, "Rate limits": a maximum of 0 turns that limit off. */
+export interface RateLimitConfig {
+  /** Requests per window per client address (IPv6: per /64), across all routes. */
+  readonly globalMax: number
+  /** Requests per window per client address on registration and callback routes. */
+  readonly sensitiveMax: number
+  /** Requests per window per valid session key; such requests do not count against the address. */
+  readonly perSessionMax: number
+  readonly windowMs: number
+}
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly publicBaseUrl: string
+  readonly databaseUrl: string
+  readonly databasePoolSize: number
+  readonly redisUrl: string | null
+  readonly smtpUrl: string | null
+  readonly outboxDir: string
+  readonly mailFrom: string
+  readonly messenger: {
+    readonly apiBaseUrl: string
+    readonly allowedAppIds: readonly string[] | null
+    /** MESSENGER_APP_SECRETS: appId → its AppSecret, kept on the server (never printed). */
+    readonly appSecrets: ReadonlyMap<string, string>
+    readonly timeoutMs: number
+  }
+  readonly university: {
+    readonly authorizeUrl: string
+    readonly tokenUrl: string
+    readonly clientId: string
+    readonly clientSecret: string
+    readonly attemptTtlMs: number
+    readonly callbackBinding: CallbackBinding
+    readonly callbackAllowedIps: readonly string[]
+    readonly timeoutMs: number
+    readonly protocol: UniversityProtocol
+    /** OIDC: the issuer to discover (the sandbox's own in OIDC sandbox mode). */
+    readonly issuer: string | null
+    readonly scopes: string
+    /** OIDC: how the client authenticates at the token endpoint; null: chosen from discovery. */
+    readonly tokenAuthMethod: TokenAuthMethod | null
+    /** UCL-API: the user-data endpoint that names who signed in; without it no identity is recorded. */
+    readonly userInfoUrl: string | null
+    readonly identityBinding: IdentityBinding
+    /** Lower-case domains a confirmation email may go to (subdomains match); null: any. */
+    readonly emailDomains: readonly string[] | null
+    /** A link older than this lapses to tier 1; null: never. */
+    readonly linkMaxAgeMs: number | null
+  }
+  /** Confirmation emails per hour: per user and per recipient address (across users). */
+  readonly mailLimits: {
+    readonly perUser: number
+    readonly perRecipient: number
+    readonly windowMs: number
+  }
+  readonly sandbox: SandboxConfig
+  readonly sessionTtlMs: number
+  readonly sessionTouchIntervalMs: number
+  /** SESSION_MAX_AGE: a session ends this long after its registration however it is used; null: never. */
+  readonly sessionMaxAgeMs: number | null
+  readonly registrationCodeTtlMs: number
+  /** `false`, a hop count, or the proxies' addresses / CIDRs; never "trust everyone". */
+  readonly trustProxy: false | number | string[]
+  readonly logLevel: string
+  /** DATA_ENCRYPTION_KEY: the first encrypts, all decrypt; `null` to use `dataEncryptionKeyFile`. */
+  readonly dataEncryptionKeys: readonly Buffer[] | null
+  /** Where a development key is kept (created on first start) when DATA_ENCRYPTION_KEY is unset. */
+  readonly dataEncryptionKeyFile: string
+  readonly rateLimit: RateLimitConfig
+  /** How long a request (headers and body) may take to arrive: `REQUEST_TIMEOUT`. */
+  readonly requestTimeoutMs: number
+  /** Bearer token /metrics requires; open when null. */
+  readonly metricsToken: string | null
+  /** How long audit events are kept (AUDIT_RETENTION). */
+  readonly auditRetentionMs: number
+  readonly webhook: WebhookConfig
+  /** The service's own SQLite backups (BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP); null: off. */
+  readonly backups: BackupConfig | null
+  /** The operator console: CONSOLE (`off` disables it) and CONSOLE_OPERATORS (subjects or emails). */
+  readonly console: { readonly enabled: boolean; readonly operators: readonly string[] }
+}
+
+export interface BackupConfig {
+  readonly dir: string
+  readonly intervalMs: number
+  /** How many finished copies are kept, newest first. */
+  readonly keep: number
+}
+
+/** Lifecycle events (SPEC.md, "Lifecycle events (webhooks)"). */
+export interface WebhookConfig {
+  /** WEBHOOK_URL: every endpoint gets every event; empty: webhooks off. */
+  readonly endpoints: readonly string[]
+  /** WEBHOOK_SECRET: `whsec_<base64>` each; every one signs every try. */
+  readonly secrets: readonly string[]
+  /** WEBHOOK_RETRY_FOR: how long failed tries are made again before the event is dead. */
+  readonly retryForMs: number
+  /** A try not answered 2xx within this is abandoned (SPEC: 10 s; tests shorten it). */
+  readonly tryTimeoutMs: number
+  /** How often the worker looks for due tries unwoken (a change wakes it at once). */
+  readonly pollIntervalMs: number
+}
