@@ -296,6 +296,33 @@ describe('loadConfig: the sandbox fails closed', () => {
 })
 
 describe('loadConfig: production is strict', () => {
+  it('names every rule production adds at once, each in its own words', () => {
+    assert.throws(
+      () =>
+        loadConfig({
+          NODE_ENV: 'production',
+          UNIVERSITY_PROTOCOL: 'oidc',
+          UNIVERSITY_ISSUER: 'http://idp.example',
+          UNIVERSITY_CLIENT_ID: 'id',
+          UNIVERSITY_CLIENT_SECRET: 'secret',
+          PUBLIC_BASE_URL: 'http://campusgate.example.edu',
+          MESSENGER_ALLOWED_APP_IDS: 'wx-app',
+          WEBHOOK_URL: 'https://a.example/h,http://forum.example/hooks',
+          WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 3).toString('base64')}`,
+        }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        assert.deepEqual(error.problems, [
+          'UNIVERSITY_ISSUER: must be an https: URL when NODE_ENV=production',
+          'SMTP_URL: is required when NODE_ENV=production (without it, confirmation links are written to files and the log)',
+          'PUBLIC_BASE_URL: an https: URL is required when NODE_ENV=production (the attempt cookie is Secure only over https)',
+          'MESSENGER_APP_SECRETS: is required when NODE_ENV=production: a server-held secret for each appId of MESSENGER_ALLOWED_APP_IDS (missing: wx-app)',
+          'DATA_ENCRYPTION_KEY: is required when NODE_ENV=production',
+          'WEBHOOK_URL: "http://forum.example/hooks" must be https: when NODE_ENV=production (or on loopback)',
+        ]) === undefined,
+    )
+  })
+
   it('starts with everything production needs', () => {
     const config = loadConfig(PRODUCTION)
     assert.equal(config.publicBaseUrl, 'https://campusgate.example.edu')
