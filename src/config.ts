@@ -34,6 +34,7 @@ export function loadConfig(env: Env): Config {
   const sandbox = decideSandbox(problems, production, provider, messenger.apiBaseUrl)
   const sandboxBase = `${server.publicBaseUrl}/_sandbox`
   const mail = readMail(env, problems)
+  // The production rules judge the sections above; run here, their lines come where they always did.
   if (production) {
     checkProduction(env, problems, {
       publicBaseUrl: server.publicBaseUrl,
