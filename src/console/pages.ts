@@ -3,7 +3,7 @@ import { escapeHtml } from '../lib/html.js'
 import type { Session } from '../sessions/service.js'
 import { barChart, shareRing } from './charts.js'
 import { actionButton, consolePage, csrfField, type PageContext } from './layout.js'
-import type { DailySeries, Figures, FoundUser, UserEvent } from './reads.js'
+import type { Backlog, DailySeries, Figures, FoundUser, UserEvent } from './reads.js'
 import { WORDS } from './words.js'
 
 const e = escapeHtml
@@ -77,6 +77,8 @@ export interface OverviewData {
   activeUsers: DailySeries
   now: number
   newestBackupAt: number | null
+  /** The webhook deliveries' backlog, as the events service reads it for the metrics too. */
+  webhooks: Backlog
   backupsOn: boolean
   ready: boolean
 }
@@ -84,7 +86,7 @@ export interface OverviewData {
 function backlog(
   label: string,
   words: (typeof WORDS)['en']['overview'],
-  figures: Figures['webhooks'],
+  figures: Backlog,
   now: number,
 ): string {
   return `<section class="card"><h2>${e(label)}</h2><dl class="figures">
@@ -110,7 +112,7 @@ export function overviewPage(context: PageContext, data: OverviewData): string {
 <section class="card"><h2>${e(words.links)}</h2><p class="muted">${e(words.perDay)}</p>${barChart(words.links, figures.links)}</section>
 <section class="card"><h2>${e(words.active)}</h2><p class="muted">${e(words.activeNote)}</p>${barChart(words.active, data.activeUsers)}</section>
 <section class="card"><h2>${e(words.liveSessions)}</h2><p class="big">${figures.liveSessions}</p>${shareRing(words.tier2Share, figures.tier2Sessions, figures.liveSessions)}</section>
-${backlog(words.webhooks, words, figures.webhooks, now)}
+${backlog(words.webhooks, words, data.webhooks, now)}
 ${backlog(words.mail, words, figures.mail, now)}
 <section class="card"><h2>${e(words.backup)}</h2><p class="big-text">${e(backup)}</p></section>
 <section class="card"><h2>${e(words.readiness)}</h2><p class="big-text ${data.ready ? 'good' : 'bad'}">${e(data.ready ? words.ready : words.notReady)}</p></section>

@@ -39,13 +39,19 @@ function series(counts: Map<number, number>, today: number, length: number): Dai
   return { days, values: days.map((day) => counts.get(day) ?? 0) }
 }
 
+/** An outbox's waiting work: the webhook deliveries' comes from `events/`, the mail's from here. */
+export interface Backlog {
+  pending: number
+  dead: number
+  oldestPendingAt: number | null
+}
+
 export interface Figures {
   newUsers: DailySeries
   links: DailySeries
   liveSessions: number
   tier2Sessions: number
-  webhooks: { pending: number; dead: number; oldestPendingAt: number | null }
-  mail: { pending: number; dead: number; oldestPendingAt: number | null }
+  mail: Backlog
 }
 
 /** The overview's figures, from the database, so every instance shows the same. */
@@ -89,17 +95,6 @@ export async function readFigures(
     ])
     .where('sessions.expires_at', '>', now)
     .executeTakeFirstOrThrow()
-  const deliveries = await db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
-    .select((eb) => [
-      'd.state',
-      eb.fn.countAll<number | string>().as('count'),
-      eb.fn.min('e.created_at').as('oldest'),
-    ])
-    .where('d.state', 'in', ['pending', 'dead'])
-    .groupBy('d.state')
-    .execute()
   const mails = await db
     .selectFrom('mail_outbox')
     .select((eb) => [
@@ -123,7 +118,6 @@ export async function readFigures(
     links: series(linked, today, days),
     liveSessions: Number(sessions.live),
     tier2Sessions: Number(sessions.tier2 ?? 0),
-    webhooks: of(deliveries),
     mail: of(mails),
   }
 }

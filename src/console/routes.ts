@@ -239,7 +239,10 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
 
   app.get('', PAGE, async (request, reply) => {
     const now = clock.now().getTime()
-    const figures = await readFigures(db, now, options.linkMaxAgeMs)
+    const [figures, webhooks] = await Promise.all([
+      readFigures(db, now, options.linkMaxAgeMs),
+      webhookEvents.backlog(),
+    ])
     const { days } = figures.newUsers
     const active = await options.sessions.activeUsersByDay(dayLabel(days[0]))
     const byDay = new Map(active.map((row) => [row.day, row.users]))
@@ -253,6 +256,7 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
       200,
       overviewPage(context(request, reply), {
         figures,
+        webhooks,
         activeUsers,
         now,
         ready,

@@ -1,6 +1,12 @@
 import type { Clock } from '../clock.js'
 import type { Queryable, WebhookDeliveryState } from '../db/schema.js'
-import { listEvents, resendEvent, type EventSummary } from './outbox.js'
+import {
+  deliveryStats,
+  listEvents,
+  resendEvent,
+  type DeliveryStats,
+  type EventSummary,
+} from './outbox.js'
 
 /** The lifecycle events as the operator's commands use them (`campusgate events …`). */
 export interface WebhookEvents {
@@ -13,6 +19,8 @@ export interface WebhookEvents {
   retry(eventId: string): Promise<'retried' | 'not-found' | 'not-dead'>
   /** A delivered event is sent again, same id; `not-delivered` when no endpoint has it yet. */
   replay(eventId: string): Promise<'replayed' | 'not-found' | 'not-delivered'>
+  /** Deliveries pending and dead, and the oldest pending event's age (the metrics' figures). */
+  backlog(): Promise<DeliveryStats>
 }
 
 export function createWebhookEvents(options: {
@@ -40,6 +48,7 @@ export function createWebhookEvents(options: {
 
   return {
     list: (query) => listEvents(db, query),
+    backlog: () => deliveryStats(db),
 
     async retry(eventId) {
       if (await resend(eventId, 'dead')) return 'retried'
