@@ -98,6 +98,14 @@ function ensureBenchDependencies(): void {
 const TSX = import.meta.resolve('tsx')
 const tsx = (file: string, ...args: string[]): string[] => ['--import', TSX, file, ...args]
 
+/** Whether the build at `root` reads RATE_LIMIT_PER_ADDRESS (dist/config/ since the split). */
+function readsLimitVariables(root: string): boolean {
+  return ['dist/config.js', 'dist/config/rate-limits.js']
+    .map((file) => join(root, file))
+    .filter((file) => existsSync(file))
+    .some((file) => readFileSync(file, 'utf8').includes('RATE_LIMIT_PER_ADDRESS'))
+}
+
 async function main(): Promise<number> {
   ensureBuild()
   ensureBenchDependencies()
@@ -109,13 +117,35 @@ async function main(): Promise<number> {
   const controls = new Map<string, TouchControl>()
   try {
     // SPEC "Rate limits": one address sends all the load, so the per-address limits are off.
-    const configSource = readFileSync('dist/config.js', 'utf8')
-    const hasLimitVariables = configSource.includes('RATE_LIMIT_PER_ADDRESS')
+    const hasLimitVariables = readsLimitVariables(ROOT)
+    if (!hasLimitVariables && settings.quick) {
+      // CI's --quick run is of this very build: a fallback here means the bench no longer
+      // recognises it, and every campusgate figure would carry the rate limiter's cost.
+      console.error(
+        'bench: dist/ does not read RATE_LIMIT_PER_ADDRESS; campusgate would not run as npm start runs it',
+      )
+      return 1
+    }
     if (!hasLimitVariables) {
       notes.push(
         'this build predates RATE_LIMIT_PER_ADDRESS: campusgate ran from bench/servers/' +
           'campusgate.ts (dist/ with the per-address limits lifted), not node dist/main.js',
       )
+    }
+
+    const earlierRoot = settings.earlierBuild
+    const earlierDist = earlierRoot === null ? null : await loadDist(earlierRoot)
+    if (earlierRoot !== null) {
+      if (!readsLimitVariables(earlierRoot)) {
+        console.error(
+          'bench: BENCH_EARLIER_BUILD predates RATE_LIMIT_PER_ADDRESS; pick a later one',
+        )
+        return 1
+      }
+      const head = spawnSync('git', ['-C', earlierRoot, 'rev-parse', '--short', 'HEAD'], {
+        encoding: 'utf8',
+      })
+      notes.push(`earlier build: ${earlierRoot} at ${head.stdout.trim() || 'an unknown commit'}`)
     }
 
     log('seeding …')
@@ -124,7 +154,7 @@ async function main(): Promise<number> {
     for (const dataset of plan.datasets) {
       if (dataset.engine === 'sqlite') {
         const path = join(dir, `${dataset.name}.db`)
-        await seedSqlite(dist, path, dataset)
+        await seedSqlite(dataset.earlier === true ? earlierDist! : dist, path, dataset)
         urls.set(dataset.name, path)
       } else {
         // Lower case: the schema is created and dropped unquoted, which PostgreSQL folds to lower
@@ -236,9 +266,12 @@ async function main(): Promise<number> {
         if (!hasLimitVariables) env.BENCH_LIFT_RATE_LIMITS = '1'
         specs.push({
           ...base,
-          args: direct
-            ? [join(ROOT, 'dist/main.js')]
-            : tsx(join(ROOT, 'bench/servers/campusgate.ts')),
+          args:
+            what.earlier === true
+              ? [join(earlierRoot!, 'dist/main.js')]
+              : direct
+                ? [join(ROOT, 'dist/main.js')]
+                : tsx(join(ROOT, 'bench/servers/campusgate.ts')),
           env,
           // Its own folder: a development key file and ./data are per process.
           cwd: mkdirSync(join(dir, planned.name), { recursive: true }) ?? join(dir, planned.name),

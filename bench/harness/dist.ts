@@ -1,5 +1,7 @@
 // campusgate's build (dist/), what `npm start` runs: bench code loads the service from there,
 // with the sources' types.
+import { join, sep } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 import type * as App from '../../src/app.js'
 import type * as Clock from '../../src/clock.js'
@@ -23,9 +25,10 @@ export interface Dist {
 
 const DIST = new URL('../../dist/', import.meta.url)
 
-const load = (path: string): Promise<any> => import(new URL(path, DIST).href)
-
-export async function loadDist(): Promise<Dist> {
+/** This build's, or that of the checkout at `root` (an earlier build, BENCH_EARLIER_BUILD). */
+export async function loadDist(root?: string): Promise<Dist> {
+  const dist = root === undefined ? DIST : pathToFileURL(join(root, 'dist') + sep)
+  const load = (path: string): Promise<any> => import(new URL(path, dist).href)
   const [app, clock, config, database, migrate, secrets, requestLog, secretsAtRest] =
     await Promise.all([
       load('app.js'),

@@ -16,6 +16,11 @@ export interface Settings {
   maxLogoutPerSecond: number
   maxTouchPerSecond: number
   postgresUrl: string | null
+  /**
+   * BENCH_EARLIER_BUILD: a checkout of an earlier build (its dist/ built), whose key check and
+   * registration run beside this build's in the same rounds, on datasets its own migrations made.
+   */
+  earlierBuild: string | null
 }
 
 export function settingsFrom(args: string[], env: NodeJS.ProcessEnv): Settings {
@@ -36,6 +41,7 @@ export function settingsFrom(args: string[], env: NodeJS.ProcessEnv): Settings {
     maxLogoutPerSecond: 5_000,
     maxTouchPerSecond: 8_000,
     postgresUrl: postgresUrl === '' ? null : postgresUrl,
+    earlierBuild: env.BENCH_EARLIER_BUILD ? env.BENCH_EARLIER_BUILD : null,
   }
 }
 
@@ -49,6 +55,8 @@ export interface PlannedDataset extends Dataset {
   engine: Engine
   /** Datasets whose keys are each used once (logout, touch) hand out slices. */
   singleUse: boolean
+  /** Seeded and served by the earlier build (Settings.earlierBuild), not this one. */
+  earlier?: boolean
 }
 
 export type ServerKind =
@@ -63,6 +71,8 @@ export type ServerKind =
       messenger?: boolean
       /** SQLite: a layout of its reads other than the service's (`SQLITE_READ_VARIANTS`). */
       reads?: SqliteReadVariant
+      /** The earlier build's `node dist/main.js` (Settings.earlierBuild). */
+      earlier?: boolean
     }
   | { kind: 'better-auth'; mode: 'node' | 'fastify' }
   /** An Express backend in front of the campusgate server `upstream`. */
@@ -296,6 +306,44 @@ export function makePlan(settings: Settings): Plan {
     touches: 'none',
     keys: { from: 'code' },
   })
+
+  // The earlier build beside this one, same rounds: the key check (both ways) and registration.
+  if (settings.earlierBuild !== null) {
+    const name = `sqlite${sizeLabel(small)}-earlier`
+    datasets.push(dataset(name, 'sqlite', small, { earlier: true }))
+    servers.push({
+      name: `cg-${name}`,
+      what: { kind: 'campusgate', dataset: name, appRoute: false, earlier: true },
+    })
+    keyCheck(
+      `session-${name}`,
+      `GET /session, SQLite, ${sizeLabel(small)}, earlier build`,
+      `cg-${name}`,
+      '/session',
+      name,
+    )
+    datasets.push(dataset('register-earlier', 'sqlite', 0, { earlier: true }))
+    servers.push({
+      name: 'cg-register-earlier',
+      what: {
+        kind: 'campusgate',
+        dataset: 'register-earlier',
+        appRoute: false,
+        messenger: true,
+        earlier: true,
+      },
+    })
+    scenarios.push({
+      id: 'register-sqlite-earlier',
+      label: 'POST /register/messenger, SQLite, earlier build',
+      server: 'cg-register-earlier',
+      method: 'POST',
+      path: '/register/messenger',
+      expect: 200,
+      touches: 'none',
+      keys: { from: 'code' },
+    })
+  }
 
   if (settings.postgresUrl !== null) {
     for (const size of [small, large]) {

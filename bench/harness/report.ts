@@ -119,6 +119,13 @@ export function report(input: ReportInput): number {
       p99(session) !== null && p99('bare') ? round(p99(session)! / p99('bare')!, 3) : null,
     registerVsRawInsert: ratio('register-sqlite', 'raw-register-sqlite'),
     expressKitVsFetch: ratio('kit-express', 'fetch-express'),
+    // This build against BENCH_EARLIER_BUILD's, in the same rounds.
+    sessionVsEarlierBuild: ratio(session, `session-sqlite${small}-earlier`),
+    sessionNoTouchVsEarlierBuild: ratio(
+      `${session}-notouch`,
+      `session-sqlite${small}-earlier-notouch`,
+    ),
+    registerVsEarlierBuild: ratio('register-sqlite', 'register-sqlite-earlier'),
   }
   // The same comparisons by server CPU per request: steadier than req/s on a shared machine.
   const cpu = (id: string): number | null => medians.get(id)?.cpuUsPerRequest ?? null
@@ -139,6 +146,12 @@ export function report(input: ReportInput): number {
     sessionVsRawSqlite: cheaper(session, `raw-sqlite${small}`),
     sessionVsKeyCheckSchema: cheaper(session, `keycheck-sqlite${small}`),
     expressKitVsFetch: cheaper('kit-express', 'fetch-express'),
+    sessionVsEarlierBuild: cheaper(session, `session-sqlite${small}-earlier`),
+    sessionNoTouchVsEarlierBuild: cheaper(
+      `${session}-notouch`,
+      `session-sqlite${small}-earlier-notouch`,
+    ),
+    registerVsEarlierBuild: cheaper('register-sqlite', 'register-sqlite-earlier'),
   }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
 
