@@ -80,6 +80,24 @@ describe('grouped commits', () => {
     assert.deepEqual(committedUsers(), ['a1', 'a2', 'a3', 'b1', 'b3'])
   })
 
+  it('commits a transaction alone in its turn, or rolls all of it back', async () => {
+    const run = groupedCommits(db.kysely)
+    assert.equal(await run(addUser('e1')), 'e1')
+    await assert.rejects(
+      run(async (trx) => {
+        await addUser('e2')(trx)
+        await addUser('e3')(trx)
+        throw new Error('changed its mind')
+      }),
+      /changed its mind/,
+    )
+    await assert.rejects(run(addUser('e1')), /UNIQUE/)
+    assert.deepEqual(
+      committedUsers().filter((id) => id.startsWith('e')),
+      ['e1'],
+    )
+  })
+
   it('splits a turn with more than a group holds, and every transaction commits', async () => {
     const run = groupedCommits(db.kysely)
     const ids = Array.from({ length: GROUP_MAX + 3 }, (_, i) => `c${String(i).padStart(3, '0')}`)
