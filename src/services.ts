@@ -168,6 +168,7 @@ export function createServices(deps: ServicesDeps): Services {
   const sessions = createSessions({
     db: db.kysely,
     reader: db.reader,
+    writer: db.writer,
     clock,
     cipher,
     ttlMs: config.sessionTtlMs,

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kys
 import pg from 'pg'
 import type { Database } from './schema.js'
 import { cachingSqlite, pgQuery, preparingPool, statementNamer } from './statements.js'
+import { isWriteFault } from './failures.js'
 import { createWriteWatch, watchingWrites, type WriteWatch } from './write-health.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -31,6 +32,13 @@ export interface Db {
    * Null for SQLite in memory, where a second connection would be another, empty database.
    */
   readonly reader: SqlReader | null
+  /**
+   * SQLite only (else null): short writes run synchronously on the writing connection, outside
+   * Kysely, when no transaction is open on it. For the key check's touches, which otherwise pay
+   * Kysely's transaction machinery (its mutex, a promise per statement) several times over what
+   * SQLite spends on them (docs/performance.md, "Touches").
+   */
+  readonly writer: SqlWriter | null
   /** Whether writes go through, as the last ones showed (a full disk leaves reads working). */
   readonly writes: WriteWatch
   /** The SQLite file, or null (PostgreSQL, or SQLite in memory). */
@@ -49,6 +57,49 @@ export interface SqlReader {
    * together are cheaper as one query; SQLite's reads are calls into the process, already cheap.
    */
   readonly roundTrips: boolean
+}
+
+/** Runs one statement on the writing connection; returns how many rows it changed. */
+export type SqlRun = (sql: string, parameters: readonly unknown[]) => number
+
+export interface SqlWriter {
+  /**
+   * Runs `work` now, synchronously, as one transaction of its own on the writing connection, and
+   * returns true; or, when a transaction is open on it (Kysely's, open across awaits), returns
+   * false without running anything, and the caller goes through Kysely. A failure rolls the
+   * transaction back and is thrown, a write fault noted first (`Db.writes`).
+   */
+  transaction(work: (run: SqlRun) => void): boolean
+}
+
+/**
+ * Nothing runs between BEGIN and COMMIT but `work`'s statements: the whole transaction is one
+ * synchronous call, so no Kysely query can start inside it, and none is inside one when it
+ * starts (no transaction open; a lone Kysely query is never left half run between awaits).
+ */
+function writerOn(
+  sqlite: SQLite.Database,
+  statements: SqliteDatabase,
+  watch: WriteWatch,
+): SqlWriter {
+  const run: SqlRun = (sql, parameters) =>
+    (statements.prepare(sql) as SQLite.Statement).run(parameters).changes
+  return {
+    transaction(work) {
+      if (sqlite.inTransaction) return false
+      try {
+        run('begin', [])
+        work(run)
+        run('commit', [])
+      } catch (error) {
+        if (isWriteFault(error)) watch.noteFault(error)
+        // SQLite rolls back by itself on a full disk or an I/O error; then there is none to end.
+        if (sqlite.inTransaction) run('rollback', [])
+        throw error
+      }
+      return true
+    },
+  }
 }
 
 /** Reads on one better-sqlite3 connection, statements prepared once per SQL text. */
@@ -191,6 +242,7 @@ export function createDb(
           : reads.keyCheckOn === 'writer'
             ? keyCheckReader(sqlite, statements, reader.reader)
             : reader.reader,
+      writer: writerOn(sqlite, statements, writes),
       writes,
       sqlitePath: inMemory ? null : path,
     }
@@ -227,6 +279,7 @@ export function createDb(
       all: readRows,
       roundTrips: true,
     },
+    writer: null,
     writes,
     sqlitePath: null,
   }

@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
-import type { SqlReader } from './database.js'
+import type { SqlReader, SqlRun } from './database.js'
 import type { Queryable } from './schema.js'
 import { databaseOf } from './transaction.js'
 
@@ -13,6 +13,8 @@ export interface Precompiled<Args extends unknown[], Row> {
   ): Row | undefined | Promise<Row | undefined>
   /** Every row, read on `reader` (`Db.reader` of `db`) instead of through Kysely. */
   readAll(reader: SqlReader, db: Queryable, ...args: Args): Row[] | Promise<Row[]>
+  /** Runs it with `run` (`Db.writer`'s, of `db`) instead of through Kysely: the rows changed. */
+  runWith(run: SqlRun, db: Queryable, ...args: Args): number
 }
 
 /**
@@ -68,6 +70,10 @@ export function precompiled<Args extends unknown[], Row>(
     readAll(reader: SqlReader, db: Queryable, ...args: Args) {
       const { sql, parameters } = bind(db, args)
       return reader.all<Row>(sql, parameters)
+    },
+    runWith(run: SqlRun, db: Queryable, ...args: Args) {
+      const { sql, parameters } = bind(db, args)
+      return run(sql, parameters)
     },
   })
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { SYSTEM, type Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
-import type { SqlReader } from '../db/database.js'
+import type { SqlReader, SqlRun, SqlWriter } from '../db/database.js'
 import type { Database } from '../db/schema.js'
 import { isWriteFault } from '../db/failures.js'
 import { groupedCommits } from '../db/grouped-commits.js'
@@ -18,6 +18,8 @@ import {
   isFirstUseOfDay,
   touchSession,
   touchSessionOnNewDay,
+  touchSessionOnNewDayWith,
+  touchSessionWith,
   type SessionRecord,
 } from './store.js'
 import { tierOf, type Tier } from './tier.js'
@@ -96,10 +98,22 @@ export interface Sessions {
   eraseUser(user: { userId: string; openId: string }, origin: Origin): Promise<void>
 }
 
+/** A touch waiting for its turn's transaction (`writeDueTouches`). */
+interface DueTouch {
+  record: SessionRecord
+  expiresAt: number
+  now: number
+  firstUseOfDay: boolean
+  resolve: () => void
+  reject: (error: unknown) => void
+}
+
 export interface SessionsOptions {
   db: Kysely<Database>
   /** SQLite's read connection for the key check (`Db.reader`); null reads through `db`. */
   reader?: SqlReader | null
+  /** SQLite's synchronous writes (`Db.writer`): touches go there when they can; null: Kysely. */
+  writer?: SqlWriter | null
   clock: Clock
   /** Encrypts the messenger session key, which the app's features may need in clear later. */
   cipher: Cipher
@@ -130,6 +144,10 @@ export function createSessions(options: SessionsOptions): Sessions {
   const reader = options.reader ?? null
   const touches = options.groupTouches === true ? groupedCommits(db) : null
 
+  const writer = options.writer ?? null
+  /** The touches of this turn of the event loop, for `writer` (`writeDueTouches`). */
+  let due: DueTouch[] = []
+
   /** Writes a touch, and on the first use of a UTC day the user's mark with it. */
   function writeTouch(
     record: SessionRecord,
@@ -137,12 +155,53 @@ export function createSessions(options: SessionsOptions): Sessions {
     now: number,
     firstUseOfDay: boolean,
   ): Promise<void> {
+    if (writer !== null) {
+      return new Promise((resolve, reject) => {
+        due.push({ record, expiresAt, now, firstUseOfDay, resolve, reject })
+        if (due.length === 1) setImmediate(writeDueTouches)
+      })
+    }
+    return writeThroughKysely({ record, expiresAt, now, firstUseOfDay })
+  }
+
+  function writeThroughKysely(touch: Omit<DueTouch, 'resolve' | 'reject'>): Promise<void> {
+    const { record, expiresAt, now, firstUseOfDay } = touch
     const write = (trx: Kysely<Database>) =>
       firstUseOfDay
         ? touchSessionOnNewDay(trx, record, expiresAt, now)
         : touchSession(trx, record.id, expiresAt, now)
     if (touches !== null) return touches(write)
     return firstUseOfDay ? inTransaction(db, write) : write(db)
+  }
+
+  /**
+   * The touches of one turn in one transaction of `writer`'s, settled after its COMMIT, so a touch
+   * reported written is written. No savepoint each: a touch's statements can break no constraint
+   * (two columns that no key holds, a mark that ignores its duplicate, no foreign key), and what
+   * can fail them (a full disk, an I/O error, a lock not had within busy_timeout) fails the whole
+   * transaction, as a failed COMMIT fails every touch of a group.
+   */
+  function writeDueTouches(): void {
+    const group = due
+    due = []
+    const writeAll = (run: SqlRun) => {
+      for (const { record, expiresAt, now, firstUseOfDay } of group) {
+        if (firstUseOfDay) touchSessionOnNewDayWith(run, db, record, expiresAt, now)
+        else touchSessionWith(run, db, record.id, expiresAt, now)
+      }
+    }
+    let written: boolean
+    try {
+      written = writer!.transaction(writeAll)
+    } catch (error) {
+      for (const { reject } of group) reject(error)
+      return
+    }
+    // A transaction was open on the writer: Kysely's, whose turn these wait for.
+    for (const touch of group) {
+      if (written) touch.resolve()
+      else writeThroughKysely(touch).then(touch.resolve, touch.reject)
+    }
   }
 
   function end(

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader'
 import { sql } from 'kysely'
-import type { SqlReader } from '../db/database.js'
+import type { SqlReader, SqlRun } from '../db/database.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Queryable } from '../db/schema.js'
 
@@ -213,6 +213,17 @@ export async function touchSession(
   await touch(db, sessionId, expiresAt, now)
 }
 
+/** `touchSession` in a transaction of `Db.writer`'s, `run` its. */
+export function touchSessionWith(
+  run: SqlRun,
+  db: Queryable,
+  sessionId: string,
+  expiresAt: number,
+  now: number,
+): void {
+  touch.runWith(run, db, sessionId, expiresAt, now)
+}
+
 const DAY_MS = 86_400_000
 
 /** The UTC day of `at` as `user_active_days` names it: 'YYYY-MM-DD'. */
@@ -269,6 +280,20 @@ export async function touchSessionOnNewDay(
   const dayStart = Math.floor(now / DAY_MS) * DAY_MS
   const { numAffectedRows } = await touchOnNewDay(trx, session.id, expiresAt, now, dayStart)
   if ((numAffectedRows ?? 0n) > 0n) await markActiveDay(trx, session.userId, utcDayOf(now))
+}
+
+/** `touchSessionOnNewDay` in a transaction of `Db.writer`'s, `run` its. */
+export function touchSessionOnNewDayWith(
+  run: SqlRun,
+  db: Queryable,
+  session: { id: string; userId: string },
+  expiresAt: number,
+  now: number,
+): void {
+  const dayStart = Math.floor(now / DAY_MS) * DAY_MS
+  if (touchOnNewDay.runWith(run, db, session.id, expiresAt, now, dayStart) > 0) {
+    markDay.runWith(run, db, session.userId, utcDayOf(now))
+  }
 }
 
 /** How many users used their key on each day from `sinceDay` ('YYYY-MM-DD', UTC) on. */

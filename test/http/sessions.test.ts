@@ -216,4 +216,34 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
     assert.equal(during.status, 200)
     assert.equal((await sessionOf(stack, sessionKey)).status, 200)
   })
+
+  it('writes a touch that falls due while a transaction is open once that transaction has ended', async () => {
+    const { sessionKey, openId } = await registerMessenger(stack)
+    const other = await registerMessenger(stack)
+    let opened!: () => void
+    const isOpen = new Promise<void>((resolve) => (opened = resolve))
+    let finish!: () => void
+    const finished = new Promise<void>((resolve) => (finish = resolve))
+    const transaction = inTransaction(db(), async (trx) => {
+      await trx
+        .updateTable('users')
+        .set({ updated_at: 1 })
+        .where('open_id', '=', other.openId)
+        .execute()
+      opened()
+      await finished
+    })
+    await isOpen
+    stack.service.clock.advance(2 * MINUTE)
+    // The touch waits for the transaction (SQLite: it holds the one writing connection) …
+    const check = sessionOf(stack, sessionKey)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    finish()
+    await transaction
+    // … and is written once it has committed, before the answer.
+    assert.equal((await check).status, 200)
+    const touched = await sessionRow(openId)
+    assert.equal(touched!.touched_at, stack.service.clock.now().getTime())
+    assert.equal(touched!.expires_at, stack.service.clock.now().getTime() + 10 * MINUTE)
+  })
 })

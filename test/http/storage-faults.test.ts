@@ -156,6 +156,10 @@ if (TEST_DIALECT === 'sqlite') {
       // A key check needs no write: it is still served.
       for (const user of earlier)
         assert.equal((await sessionOf(stack, user.sessionKey)).status, 200)
+      // Nor one whose touch falls due: the write fails, the session keeps its expiry.
+      stack.service.clock.advance(2 * 60_000)
+      for (const user of earlier)
+        assert.equal((await sessionOf(stack, user.sessionKey)).status, 200)
       assertErrorLinesName(stack, /SQLITE_FULL/)
 
       disk.free()

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import SQLite from 'better-sqlite3'
+import { createDb, type Db } from '../../src/db/database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { inTransaction } from '../../src/db/transaction.js'
+
+// Db.writer: short writes run synchronously on SQLite's writing connection, outside Kysely.
+
+describe('the SQLite writer (Db.writer)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'campusgate-writer-'))
+  const path = join(dir, 'test.db')
+  let db: Db
+  /** A second connection: sees only what was committed. */
+  let outside: SQLite.Database
+  const committed = (): string[] =>
+    (outside.prepare('select id from users order by id').all() as { id: string }[]).map(
+      (row) => row.id,
+    )
+  const insertUser = 'insert into users (id, open_id, created_at, updated_at) values (?, ?, 1, 1)'
+
+  before(async () => {
+    db = createDb(`sqlite:${path}`, { poolSize: 1 })
+    await migrateToLatest(db)
+    outside = new SQLite(path, { readonly: true })
+  })
+  after(async () => {
+    outside.close()
+    await db.kysely.destroy()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('runs the statements as one transaction and commits it before returning', () => {
+    const changes: number[] = []
+    const ran = db.writer!.transaction((run) => {
+      changes.push(run(insertUser, ['a1', 'open-a1']))
+      changes.push(run(insertUser, ['a2', 'open-a2']))
+      changes.push(run("update users set updated_at = 2 where id = 'nobody'", []))
+    })
+    assert.equal(ran, true)
+    assert.deepEqual(changes, [1, 1, 0])
+    assert.deepEqual(committed(), ['a1', 'a2'])
+  })
+
+  it('rolls everything back and throws when a statement fails; the next transaction runs', () => {
+    assert.throws(
+      () =>
+        db.writer!.transaction((run) => {
+          run(insertUser, ['b1', 'open-b1'])
+          run(insertUser, ['a1', 'open-again'])
+        }),
+      /UNIQUE/,
+    )
+    assert.deepEqual(committed(), ['a1', 'a2'])
+    assert.equal(
+      db.writer!.transaction((run) => void run(insertUser, ['b2', 'open-b2'])),
+      true,
+    )
+    assert.deepEqual(committed(), ['a1', 'a2', 'b2'])
+  })
+
+  it('runs nothing while a Kysely transaction is open, and leaves that transaction alone', async () => {
+    let during: boolean | undefined
+    await inTransaction(db.kysely, async (trx) => {
+      await trx
+        .insertInto('users')
+        .values({ id: 'c1', open_id: 'open-c1', created_at: 1, updated_at: 1 })
+        .execute()
+      during = db.writer!.transaction((run) => void run(insertUser, ['c2', 'open-c2']))
+      await trx
+        .insertInto('users')
+        .values({ id: 'c3', open_id: 'open-c3', created_at: 1, updated_at: 1 })
+        .execute()
+    })
+    assert.equal(during, false)
+    assert.deepEqual(committed(), ['a1', 'a2', 'b2', 'c1', 'c3'])
+  })
+
+  it('is null on PostgreSQL, where every write goes through Kysely', async () => {
+    const pgDb = createDb('postgres://postgres@127.0.0.1:5432/test', { poolSize: 1 })
+    try {
+      assert.equal(pgDb.writer, null)
+    } finally {
+      await pgDb.kysely.destroy()
+    }
+  })
+})
