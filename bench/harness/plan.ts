@@ -322,6 +322,25 @@ export function makePlan(settings: Settings): Plan {
       '/session',
       name,
     )
+    datasets.push(
+      dataset('touch-earlier', 'sqlite', runs * seconds * settings.maxTouchPerSecond, {
+        singleUse: true,
+        dueTouch: true,
+        earlier: true,
+      }),
+    )
+    servers.push({
+      name: 'cg-touch-earlier',
+      what: { kind: 'campusgate', dataset: 'touch-earlier', appRoute: false, earlier: true },
+    })
+    get(
+      'touch-sqlite-earlier',
+      'GET /session, every key due a touch (morning rush), SQLite, earlier build',
+      'cg-touch-earlier',
+      '/session',
+      { from: 'slice', dataset: 'touch-earlier', perSecond: settings.maxTouchPerSecond },
+      'due',
+    )
     datasets.push(dataset('register-earlier', 'sqlite', 0, { earlier: true }))
     servers.push({
       name: 'cg-register-earlier',

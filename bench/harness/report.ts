@@ -126,6 +126,7 @@ export function report(input: ReportInput): number {
       `session-sqlite${small}-earlier-notouch`,
     ),
     registerVsEarlierBuild: ratio('register-sqlite', 'register-sqlite-earlier'),
+    morningRushVsEarlierBuild: ratio('touch-sqlite', 'touch-sqlite-earlier'),
   }
   // The same comparisons by server CPU per request: steadier than req/s on a shared machine.
   const cpu = (id: string): number | null => medians.get(id)?.cpuUsPerRequest ?? null
@@ -152,6 +153,7 @@ export function report(input: ReportInput): number {
       `session-sqlite${small}-earlier-notouch`,
     ),
     registerVsEarlierBuild: cheaper('register-sqlite', 'register-sqlite-earlier'),
+    morningRushVsEarlierBuild: cheaper('touch-sqlite', 'touch-sqlite-earlier'),
   }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
 
