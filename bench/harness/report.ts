@@ -155,6 +155,32 @@ export function report(input: ReportInput): number {
     registerVsEarlierBuild: cheaper('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: cheaper('touch-sqlite', 'touch-sqlite-earlier'),
   }
+  // The median of the per-round ratios: the two run one after the other in every round, so a
+  // swing of the shared host that lasts a round moves both; a ratio of medians mixes rounds.
+  const paired = (a: string, b: string): number | null => {
+    const perRound = runs
+      .filter((x) => x.scenario === a && x.round > 0)
+      .flatMap((x) => {
+        const y = runs.find((r) => r.scenario === b && r.round === x.round)
+        return y === undefined || y.rps === 0 ? [] : [x.rps / y.rps]
+      })
+    return perRound.length === 0 ? null : round(median(perRound), 3)
+  }
+  const pairedRatios = {
+    sessionVsBareFastify: paired(session, 'bare'),
+    sessionTouchesVsNoTouch: paired(session, `${session}-notouch`),
+    session1MVs10k: paired(`session-sqlite${large}`, session),
+    morningRushVsNoTouch: paired('touch-sqlite', `${session}-notouch`),
+    postgresTouchesVsNoTouch: paired(`session-pg${small}`, `session-pg${small}-notouch`),
+    postgres1MTouchesVsNoTouch: paired(`session-pg${large}`, `session-pg${large}-notouch`),
+    sessionVsEarlierBuild: paired(session, `session-sqlite${small}-earlier`),
+    sessionNoTouchVsEarlierBuild: paired(
+      `${session}-notouch`,
+      `session-sqlite${small}-earlier-notouch`,
+    ),
+    registerVsEarlierBuild: paired('register-sqlite', 'register-sqlite-earlier'),
+    morningRushVsEarlierBuild: paired('touch-sqlite', 'touch-sqlite-earlier'),
+  }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
 
   // Reads stay reads; a scenario meant to touch does (CI's --quick run fails otherwise).
@@ -269,6 +295,7 @@ export function report(input: ReportInput): number {
     settings,
     ratios,
     cpuRatios,
+    pairedRatios,
     registerPerSecond: rps('register-sqlite'),
     registerPerSecondPostgres: rps('register-pg'),
     targets,
@@ -305,6 +332,7 @@ export function report(input: ReportInput): number {
   console.table(rows)
   console.log('ratios (req/s)', ratios)
   console.log('ratios (server CPU per request)', cpuRatios)
+  console.log('ratios (req/s, median of the per-round ratios)', pairedRatios)
   console.log(
     `registrations/s: SQLite ${results.registerPerSecond}, PostgreSQL ${results.registerPerSecondPostgres}`,
   )
