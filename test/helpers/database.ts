@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
 import pg from 'pg'
+import { createDb, type Db } from '../../src/db/database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
 
 /** Which database the HTTP suite runs on: PostgreSQL when DATABASE_URL says so, else SQLite. */
 export const TEST_DIALECT: 'sqlite' | 'postgres' = /^postgres(ql)?:\/\//.test(
@@ -42,6 +45,37 @@ export async function freshDatabase(): Promise<TestDatabase> {
       await client.connect()
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
       await client.end()
+    },
+  }
+}
+
+export interface SqliteFile {
+  db: Db
+  /** A second, read-only connection: sees only what was committed. */
+  outside: SQLite.Database
+  /** The ids of the users committed, in order. */
+  committedUsers(): string[]
+  close(): Promise<void>
+}
+
+/** A migrated SQLite file of its own, for tests of what reaches the file and when. */
+export async function sqliteFile(): Promise<SqliteFile> {
+  const dir = mkdtempSync(join(tmpdir(), 'campusgate-file-'))
+  const path = join(dir, 'test.db')
+  const db = createDb(`sqlite:${path}`, { poolSize: 1 })
+  await migrateToLatest(db)
+  const outside = new SQLite(path, { readonly: true })
+  return {
+    db,
+    outside,
+    committedUsers: () =>
+      (outside.prepare('select id from users order by id').all() as { id: string }[]).map(
+        (row) => row.id,
+      ),
+    async close() {
+      outside.close()
+      await db.kysely.destroy()
+      rmSync(dir, { recursive: true, force: true })
     },
   }
 }

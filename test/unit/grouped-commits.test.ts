@@ -1,27 +1,20 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import SQLite from 'better-sqlite3'
+import type SQLite from 'better-sqlite3'
 import { sql, type Transaction } from 'kysely'
-import { createDb, type Db } from '../../src/db/database.js'
+import type { Db } from '../../src/db/database.js'
 import { GROUP_MAX, groupedCommits } from '../../src/db/grouped-commits.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Database } from '../../src/db/schema.js'
+import { sqliteFile, type SqliteFile } from '../helpers/database.js'
 
 // Transactions of one event-loop turn share one SQLite commit, each in its own savepoint.
 
 describe('grouped commits', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'campusgate-grouped-'))
-  const path = join(dir, 'test.db')
+  let file: SqliteFile
   let db: Db
   /** A second connection: sees only what was committed. */
   let outside: SQLite.Database
-  const committedUsers = (): string[] =>
-    (outside.prepare('select id from users order by id').all() as { id: string }[]).map(
-      (row) => row.id,
-    )
+  const committedUsers = (): string[] => file.committedUsers()
   const addUser = (id: string) => async (trx: Transaction<Database>) => {
     await trx
       .insertInto('users')
@@ -31,15 +24,11 @@ describe('grouped commits', () => {
   }
 
   before(async () => {
-    db = createDb(`sqlite:${path}`, { poolSize: 1 })
-    await migrateToLatest(db)
-    outside = new SQLite(path, { readonly: true })
+    file = await sqliteFile()
+    db = file.db
+    outside = file.outside
   })
-  after(async () => {
-    outside.close()
-    await db.kysely.destroy()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  after(() => file.close())
 
   it('commits the transactions of one turn together, and settles each only once committed', async () => {
     const run = groupedCommits(db.kysely)

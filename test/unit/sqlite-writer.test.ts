@@ -1,37 +1,22 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import SQLite from 'better-sqlite3'
 import { createDb, type Db } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { inTransaction } from '../../src/db/transaction.js'
+import { sqliteFile, type SqliteFile } from '../helpers/database.js'
 
 // Db.writer: short writes run synchronously on SQLite's writing connection, outside Kysely.
 
 describe('the SQLite writer (Db.writer)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'campusgate-writer-'))
-  const path = join(dir, 'test.db')
+  let file: SqliteFile
   let db: Db
-  /** A second connection: sees only what was committed. */
-  let outside: SQLite.Database
-  const committed = (): string[] =>
-    (outside.prepare('select id from users order by id').all() as { id: string }[]).map(
-      (row) => row.id,
-    )
+  const committed = (): string[] => file.committedUsers()
   const insertUser = 'insert into users (id, open_id, created_at, updated_at) values (?, ?, 1, 1)'
 
   before(async () => {
-    db = createDb(`sqlite:${path}`, { poolSize: 1 })
-    await migrateToLatest(db)
-    outside = new SQLite(path, { readonly: true })
+    file = await sqliteFile()
+    db = file.db
   })
-  after(async () => {
-    outside.close()
-    await db.kysely.destroy()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  after(() => file.close())
 
   it('runs the statements as one transaction and commits it before returning', () => {
     const changes: number[] = []
