@@ -158,10 +158,16 @@ async function main(): Promise<number> {
         urls.set(dataset.name, path)
       } else {
         // Lower case: the schema is created and dropped unquoted, which PostgreSQL folds to lower
-        // case, but named quoted by the migrator; with `pg1M` the drop missed it.
-        const schema = `cgbench_${dataset.name.toLowerCase()}_${process.pid}`
+        // case, but named quoted by the migrator; with `pg1M` the drop missed it. A hyphen is no
+        // part of an unquoted name.
+        const schema = `cgbench_${dataset.name.toLowerCase().replace(/[^a-z0-9]/g, '_')}_${process.pid}`
         schemas.push(schema)
-        await seedPostgres(dist, settings.postgresUrl!, schema, dataset)
+        await seedPostgres(
+          dataset.earlier === true ? earlierDist! : dist,
+          settings.postgresUrl!,
+          schema,
+          dataset,
+        )
         urls.set(dataset.name, schemaUrl(settings.postgresUrl!, schema))
       }
       log(

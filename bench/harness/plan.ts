@@ -388,6 +388,22 @@ export function makePlan(settings: Settings): Plan {
         name,
       )
     }
+    // PostgreSQL's key check of the earlier build beside this one's, same rounds.
+    for (const size of settings.earlierBuild === null ? [] : [small, large]) {
+      const name = `pg${sizeLabel(size)}-earlier`
+      datasets.push(dataset(name, 'postgres', size, { earlier: true }))
+      servers.push({
+        name: `cg-${name}`,
+        what: { kind: 'campusgate', dataset: name, appRoute: false, earlier: true },
+      })
+      keyCheck(
+        `session-${name}`,
+        `GET /session, PostgreSQL, ${sizeLabel(size)}, earlier build`,
+        `cg-${name}`,
+        '/session',
+        name,
+      )
+    }
     const pgLarge = `pg${sizeLabel(large)}`
     servers.push({
       name: `app-${pgLarge}`,

@@ -127,6 +127,12 @@ export function report(input: ReportInput): number {
     ),
     registerVsEarlierBuild: ratio('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: ratio('touch-sqlite', 'touch-sqlite-earlier'),
+    postgresVsEarlierBuild: ratio(`session-pg${small}`, `session-pg${small}-earlier`),
+    postgresNoTouchVsEarlierBuild: ratio(
+      `session-pg${small}-notouch`,
+      `session-pg${small}-earlier-notouch`,
+    ),
+    postgres1MVsEarlierBuild: ratio(`session-pg${large}`, `session-pg${large}-earlier`),
   }
   // The same comparisons by server CPU per request: steadier than req/s on a shared machine.
   const cpu = (id: string): number | null => medians.get(id)?.cpuUsPerRequest ?? null
@@ -154,6 +160,12 @@ export function report(input: ReportInput): number {
     ),
     registerVsEarlierBuild: cheaper('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: cheaper('touch-sqlite', 'touch-sqlite-earlier'),
+    postgresVsEarlierBuild: cheaper(`session-pg${small}`, `session-pg${small}-earlier`),
+    postgresNoTouchVsEarlierBuild: cheaper(
+      `session-pg${small}-notouch`,
+      `session-pg${small}-earlier-notouch`,
+    ),
+    postgres1MVsEarlierBuild: cheaper(`session-pg${large}`, `session-pg${large}-earlier`),
   }
   // The median of the per-round ratios: the two run one after the other in every round, so a
   // swing of the shared host that lasts a round moves both; a ratio of medians mixes rounds.
@@ -180,6 +192,12 @@ export function report(input: ReportInput): number {
     ),
     registerVsEarlierBuild: paired('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: paired('touch-sqlite', 'touch-sqlite-earlier'),
+    postgresVsEarlierBuild: paired(`session-pg${small}`, `session-pg${small}-earlier`),
+    postgresNoTouchVsEarlierBuild: paired(
+      `session-pg${small}-notouch`,
+      `session-pg${small}-earlier-notouch`,
+    ),
+    postgres1MVsEarlierBuild: paired(`session-pg${large}`, `session-pg${large}-earlier`),
   }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
 

@@ -45,7 +45,10 @@ export interface Db {
   readonly sqlitePath: string | null
 }
 
-/** Runs one read and gives its rows, or its first; statements are prepared once per SQL text. */
+/**
+ * Runs one statement outside Kysely's transactions and gives its rows, or its first; statements
+ * are prepared once per SQL text. A read, but for PostgreSQL's key check, whose touch rides in it.
+ */
 export interface SqlReader {
   first<Row>(
     sql: string,
@@ -263,9 +266,17 @@ export function createDb(
   // the next one) fails with the same error and is answered 503, so nothing more is done here.
   pool.on('connect', (client) => client.on('error', () => undefined))
   const nameOf = statementNamer()
-  const readRows = async <Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> =>
-    (await pool.query(pgQuery(nameOf, sql, parameters))).rows as Row[]
   const writes = createWriteWatch()
+  // The key check writes its touches in its own statement (sessions/store.ts), so its faults
+  // are noted as Kysely's are.
+  const readRows = async <Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> => {
+    try {
+      return (await pool.query(pgQuery(nameOf, sql, parameters))).rows as Row[]
+    } catch (error) {
+      if (isWriteFault(error)) writes.noteFault(error)
+      throw error
+    }
+  }
   return {
     kysely: new Kysely<Database>({
       dialect: watchingWrites(new PostgresDialect({ pool: preparingPool(pool, nameOf) }), writes),

@@ -15,7 +15,7 @@ import {
   findSessionByKeyHash,
   countActiveUsersByDay,
   findSessionOfUser,
-  isFirstUseOfDay,
+  keyChecksTouching,
   touchSession,
   touchSessionOnNewDay,
   touchSessionOnNewDayWith,
@@ -23,6 +23,7 @@ import {
   type SessionRecord,
 } from './store.js'
 import { tierOf, type Tier } from './tier.js'
+import { absoluteEnd, isLive, reportedExpiry, touchDecision, type TouchRule } from './touch-rule.js'
 
 export type { Tier }
 
@@ -136,12 +137,13 @@ export function createSessions(options: SessionsOptions): Sessions {
   const { db, clock, cipher, ttlMs, touchIntervalMs, changes } = options
   const linkMaxAgeMs = options.linkMaxAgeMs ?? null
   const maxAgeMs = options.maxAgeMs ?? null
-
-  /** SPEC "Sessions": the absolute end of a session registered at `createdAt` (SESSION_MAX_AGE). */
-  function absoluteEnd(createdAt: number): number {
-    return maxAgeMs === null ? Number.POSITIVE_INFINITY : createdAt + maxAgeMs
-  }
+  const rule: TouchRule = { ttlMs, intervalMs: touchIntervalMs, maxAgeMs }
   const reader = options.reader ?? null
+  /** PostgreSQL: the key check and its touch in one round trip (store.ts `keyChecksTouching`). */
+  const checkKeyTouching =
+    reader !== null && reader.roundTrips
+      ? keyChecksTouching(db, reader, rule, () => clock.now().getTime())
+      : null
   const touches = options.groupTouches === true ? groupedCommits(db) : null
 
   const writer = options.writer ?? null
@@ -204,6 +206,12 @@ export function createSessions(options: SessionsOptions): Sessions {
     }
   }
 
+  /** Past its expiry or SESSION_MAX_AGE, however recently used: it ends as by expiry. */
+  async function expired(record: SessionRecord): Promise<null> {
+    await end(record.id, SYSTEM, 'expiry')
+    return null
+  }
+
   function end(
     sessionId: string,
     origin: Origin,
@@ -233,7 +241,7 @@ export function createSessions(options: SessionsOptions): Sessions {
     async register(identity, origin) {
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
-      const expiresAt = Math.min(now + ttlMs, absoluteEnd(now))
+      const expiresAt = Math.min(now + ttlMs, absoluteEnd(rule, now))
       await changes.register({
         user: {
           id: newId(),
@@ -250,35 +258,32 @@ export function createSessions(options: SessionsOptions): Sessions {
 
     async validate(sessionKey) {
       // Lookup is by SHA-256 of a 256-bit secret: timing reveals nothing an attacker can steer.
-      const record = await findSessionByKeyHash(db, hashSecret(sessionKey), reader)
+      const keyHash = hashSecret(sessionKey)
+      if (checkKeyTouching !== null) {
+        const checked = await checkKeyTouching(keyHash)
+        if (checked === null) return null
+        const { record, now, touched } = checked
+        if (!isLive(rule, record, now)) return expired(record)
+        const touchedTo = touched ? touchDecision(rule, record, now).extended : null
+        return sessionOf(record, now, reportedExpiry(rule, record, touchedTo))
+      }
+      const record = await findSessionByKeyHash(db, keyHash, reader)
       if (record === null) return null
       const now = clock.now().getTime()
-      const absoluteEndAt = absoluteEnd(record.createdAt)
-      // Past SESSION_MAX_AGE it ends as by expiry, however recently it was used.
-      if (record.expiresAt <= now || absoluteEndAt <= now) {
-        await end(record.id, SYSTEM, 'expiry')
-        return null
-      }
-      let expiresAt = Math.min(record.expiresAt, absoluteEndAt)
-      const extended = Math.min(now + ttlMs, absoluteEndAt)
-      // Sliding validity, written back at most once per touch interval so reads stay reads, and
-      // never past SESSION_MAX_AGE (then there is nothing left to extend). The first use of a UTC
-      // day writes whatever the interval: it marks the user active that day.
-      const firstUseOfDay = isFirstUseOfDay(record.touchedAt, now)
-      if (
-        firstUseOfDay ||
-        (now - record.touchedAt >= touchIntervalMs && extended > record.expiresAt)
-      ) {
+      if (!isLive(rule, record, now)) return expired(record)
+      const { due, firstUseOfDay, extended } = touchDecision(rule, record, now)
+      let touchedTo: number | null = null
+      if (due) {
         try {
           await writeTouch(record, extended, now, firstUseOfDay)
-          expiresAt = Math.max(expiresAt, extended)
+          touchedTo = extended
         } catch (error) {
           // A database that cannot take a write (a full disk) still answers the key check: the
           // session keeps its expiry and is touched on a later request.
           if (!isWriteFault(error)) throw error
         }
       }
-      return sessionOf(record, now, expiresAt)
+      return sessionOf(record, now, reportedExpiry(rule, record, touchedTo))
     },
 
     activeUsersByDay: (sinceDay) => countActiveUsersByDay(db, sinceDay),
@@ -287,8 +292,9 @@ export function createSessions(options: SessionsOptions): Sessions {
       const record = await findSessionOfUser(db, userId)
       const now = clock.now().getTime()
       if (record === null) return null
-      const expiresAt = Math.min(record.expiresAt, absoluteEnd(record.createdAt))
-      return expiresAt <= now ? null : sessionOf(record, now, expiresAt)
+      return isLive(rule, record, now)
+        ? sessionOf(record, now, reportedExpiry(rule, record, null))
+        : null
     },
 
     logout(sessionId, origin) {

@@ -1,8 +1,10 @@
 import DataLoader from 'dataloader'
-import { sql } from 'kysely'
+import { sql, type CompiledQuery } from 'kysely'
 import type { SqlReader, SqlRun } from '../db/database.js'
+import { isWriteFault } from '../db/failures.js'
 import { precompiled } from '../db/precompiled.js'
 import type { Queryable } from '../db/schema.js'
+import { utcDayOf, utcDayStart, type TouchRule } from './touch-rule.js'
 
 // The one store that writes the `sessions` table.
 
@@ -94,13 +96,10 @@ const sessionByKeyHash = precompiled(
   1,
 )
 
-/**
- * The key checks of one turn of the event loop, as one query (`= ANY($1)`): on PostgreSQL every
- * read is a round trip, and its fixed cost (the pool, the protocol's messages, two system calls)
- * is most of a key check's. Requests whose data arrived in the same turn wait for its end
- * (`setImmediate`), not longer; each one's read still starts after its request arrived. Nothing is
- * kept between turns: DataLoader's cache is off.
- */
+type SessionRow = Awaited<ReturnType<typeof sessionByKeyHash>>['rows'][number]
+type KeyCheckRow = SessionRow & { key_hash: string; touched: boolean }
+
+/** The key checks of one turn that could not write (`keyChecksTouching`): reads alone. */
 const sessionsByKeyHashes = precompiled(
   (db, keyHashes: readonly string[]) =>
     db
@@ -111,39 +110,127 @@ const sessionsByKeyHashes = precompiled(
   1,
 )
 
-type SessionRow = Awaited<ReturnType<typeof sessionByKeyHash>>['rows'][number]
+/**
+ * PostgreSQL: the key checks of one turn and the touches that fall due (touch-rule.ts, here in
+ * SQL), as one statement. Every statement is a round trip whose fixed cost (the pool, the
+ * protocol's messages, two system calls) is most of a key check's; a touch of its own was a
+ * second one, and the turns it took broke the lock step in which the pool's connections batch
+ * key checks (docs/performance.md). The UPDATE decides again on the row it locks, so of
+ * instances racing for a touch one alone writes it; the day is marked only with a touch that
+ * found the session, so an erasure that deleted the marks is never followed by a new one. The
+ * statement commits before any answer: a crash loses no touch that was reported.
+ */
+const keyChecksAndTouches = precompiled(
+  (
+    db,
+    keyHashes: readonly string[],
+    now: number,
+    ttlMs: number,
+    intervalMs: number,
+    maxAgeMs: number | null,
+    dayStart: number,
+    day: string,
+  ) => {
+    const at = sql<number>`${now}::bigint`
+    const query = sql<KeyCheckRow>`
+      WITH found AS (
+        SELECT sessions.id, sessions.user_id, sessions.created_at, sessions.expires_at,
+          sessions.touched_at, sessions.key_hash, users.open_id, users.university_linked_at,
+          users.university_subject, users.university_email, users.university_name,
+          users.university_is_student,
+          LEAST(${at} + ${ttlMs}::bigint, sessions.created_at + ${maxAgeMs}::bigint) AS extended
+        FROM sessions INNER JOIN users ON users.id = sessions.user_id
+        WHERE sessions.key_hash = ANY(${keyHashes})
+      ), touched AS (
+        UPDATE sessions
+        SET expires_at = GREATEST(sessions.expires_at, found.extended), touched_at = ${at}
+        FROM found
+        WHERE sessions.id = found.id
+          AND (found.touched_at < ${dayStart}::bigint OR found.touched_at <= ${at} - ${intervalMs}::bigint)
+          AND sessions.expires_at > ${at}
+          AND (sessions.created_at + ${maxAgeMs}::bigint > ${at}) IS NOT FALSE
+          AND (sessions.touched_at < ${dayStart}::bigint
+            OR (sessions.touched_at <= ${at} - ${intervalMs}::bigint
+              AND found.extended > sessions.expires_at))
+        RETURNING sessions.id, sessions.user_id, found.touched_at < ${dayStart}::bigint AS new_day
+      ), marked AS (
+        INSERT INTO user_active_days (user_id, day)
+        SELECT user_id, ${day}::text FROM touched WHERE new_day
+        ON CONFLICT (user_id, day) DO NOTHING
+      )
+      SELECT found.id, found.user_id, found.created_at, found.expires_at, found.touched_at,
+        found.key_hash, found.open_id, found.university_linked_at, found.university_subject,
+        found.university_email, found.university_name, found.university_is_student,
+        touched.id IS NOT NULL AS touched
+      FROM found LEFT JOIN touched ON touched.id = found.id`
+    return { compile: (): CompiledQuery<KeyCheckRow> => query.compile(db) }
+  },
+  7,
+)
 
 /** Bounds the array a batch binds; more key checks in one turn make another batch. */
 export const KEY_CHECK_BATCH_MAX = 64
 
-const batchesOf = new WeakMap<SqlReader, DataLoader<string, SessionRow | undefined>>()
-
-function keyCheckBatches(
-  db: Queryable,
-  reader: SqlReader,
-): DataLoader<string, SessionRow | undefined> {
-  let batches = batchesOf.get(reader)
-  if (batches === undefined) {
-    batches = new DataLoader(
-      async (keyHashes: readonly string[]) => {
-        const rows = await sessionsByKeyHashes.readAll(reader, db, keyHashes)
-        const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
-        return keyHashes.map((keyHash) => byKeyHash.get(keyHash))
-      },
-      {
-        cache: false,
-        maxBatchSize: KEY_CHECK_BATCH_MAX,
-        batchScheduleFn: (run) => setImmediate(run),
-      },
-    )
-    batchesOf.set(reader, batches)
-  }
-  return batches
+/** A key check of `keyChecksTouching`: the session as read, and whether it was touched. */
+export interface CheckedKey {
+  record: SessionRecord
+  /** The time the key check and its touch were decided at. */
+  now: number
+  touched: boolean
 }
 
 /**
- * The session whose key hashes to `keyHash`. With a `reader` (`Db.reader`), the read goes around
- * Kysely and outside any transaction: it sees the last committed state.
+ * The key check with its touch on PostgreSQL (`keyChecksAndTouches`), batched per turn of the
+ * event loop: requests whose data arrived in the same turn wait for its end (`setImmediate`), not
+ * longer; each one's read still starts after its request arrived. Nothing is kept between turns:
+ * DataLoader's cache is off. A database that takes no writes (a full disk, a read-only standby)
+ * still answers: the turn's key checks are read without touches, which a later request makes.
+ */
+export function keyChecksTouching(
+  db: Queryable,
+  reader: SqlReader,
+  rule: TouchRule,
+  clock: () => number,
+): (keyHash: string) => Promise<CheckedKey | null> {
+  const batches = new DataLoader<string, CheckedKey | null>(
+    async (keyHashes) => {
+      const now = clock()
+      let rows: KeyCheckRow[]
+      try {
+        rows = await keyChecksAndTouches.readAll(
+          reader,
+          db,
+          keyHashes,
+          now,
+          rule.ttlMs,
+          rule.intervalMs,
+          rule.maxAgeMs,
+          utcDayStart(now),
+          utcDayOf(now),
+        )
+      } catch (error) {
+        if (!isWriteFault(error)) throw error
+        const read = await sessionsByKeyHashes.readAll(reader, db, keyHashes)
+        rows = read.map((row) => ({ ...row, touched: false }))
+      }
+      const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
+      return keyHashes.map((keyHash) => {
+        const row = byKeyHash.get(keyHash)
+        return row === undefined ? null : { record: rowToSession(row), now, touched: row.touched }
+      })
+    },
+    {
+      cache: false,
+      maxBatchSize: KEY_CHECK_BATCH_MAX,
+      batchScheduleFn: (run) => setImmediate(run),
+    },
+  )
+  return (keyHash) => batches.load(keyHash)
+}
+
+/**
+ * The session whose key hashes to `keyHash`. With a `reader` (SQLite's `Db.reader`), the read
+ * goes around Kysely and outside any transaction: it sees the last committed state.
  */
 export async function findSessionByKeyHash(
   db: Queryable,
@@ -153,9 +240,7 @@ export async function findSessionByKeyHash(
   const row =
     reader === null
       ? (await sessionByKeyHash(db, keyHash)).rows[0]
-      : reader.roundTrips
-        ? await keyCheckBatches(db, reader).load(keyHash)
-        : await sessionByKeyHash.readFirst(reader, db, keyHash)
+      : await sessionByKeyHash.readFirst(reader, db, keyHash)
   return row === undefined ? null : rowToSession(row)
 }
 
@@ -224,18 +309,6 @@ export function touchSessionWith(
   touch.runWith(run, db, sessionId, expiresAt, now)
 }
 
-const DAY_MS = 86_400_000
-
-/** The UTC day of `at` as `user_active_days` names it: 'YYYY-MM-DD'. */
-export function utcDayOf(at: number): string {
-  return new Date(at).toISOString().slice(0, 10)
-}
-
-/** Whether `touchedAt` fell on an earlier UTC day than `now`: then the use marks a new day. */
-export function isFirstUseOfDay(touchedAt: number, now: number): boolean {
-  return Math.floor(touchedAt / DAY_MS) < Math.floor(now / DAY_MS)
-}
-
 /**
  * The first touch of a UTC day: it is written whatever the expiry, never lowers it, and matches
  * only a session not yet touched today, so of instances racing for it one alone marks the day.
@@ -277,7 +350,7 @@ export async function touchSessionOnNewDay(
   expiresAt: number,
   now: number,
 ): Promise<void> {
-  const dayStart = Math.floor(now / DAY_MS) * DAY_MS
+  const dayStart = utcDayStart(now)
   const { numAffectedRows } = await touchOnNewDay(trx, session.id, expiresAt, now, dayStart)
   if ((numAffectedRows ?? 0n) > 0n) await markActiveDay(trx, session.userId, utcDayOf(now))
 }
@@ -290,7 +363,7 @@ export function touchSessionOnNewDayWith(
   expiresAt: number,
   now: number,
 ): void {
-  const dayStart = Math.floor(now / DAY_MS) * DAY_MS
+  const dayStart = utcDayStart(now)
   if (touchOnNewDay.runWith(run, db, session.id, expiresAt, now, dayStart) > 0) {
     markDay.runWith(run, db, session.userId, utcDayOf(now))
   }

@@ -11,8 +11,10 @@ import { cachingSqlite, preparingPool, statementNamer } from '../../src/db/state
 import {
   findSessionByKeyHash,
   KEY_CHECK_BATCH_MAX,
+  keyChecksTouching,
   touchSession,
 } from '../../src/sessions/store.js'
+import type { TouchRule } from '../../src/sessions/touch-rule.js'
 import { logLines } from '../helpers/logs.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 import { call, startService } from '../helpers/service.js'
@@ -21,6 +23,9 @@ import { hashSecret } from '../../src/lib/secrets.js'
 
 // The hot path's statement handling: the same answers as plain Kysely, statements compiled and
 // prepared once, within bounds (runs on SQLite and, with DATABASE_URL, on PostgreSQL).
+
+/** A rule under which no key check of these tests falls due a touch (at 1_500, same UTC day). */
+const NOTHING_DUE: TouchRule = { ttlMs: 1_000, intervalMs: 1_000_000, maxAgeMs: null }
 
 /** `reader`, recording the keys each of its batched reads asked for; optionally failing the first. */
 function countingReader(
@@ -34,7 +39,7 @@ function countingReader(
       roundTrips: reader.roundTrips,
       first: (text, parameters) => reader.first(text, parameters),
       all: (text, parameters) => {
-        batches.push([...(parameters[0] as string[])])
+        batches.push([...(parameters.find(Array.isArray) as string[])])
         if (options.failFirst === true && batches.length === 1) {
           return Promise.reject(new Error('connection terminated'))
         }
@@ -120,23 +125,26 @@ describe('precompiled queries and statement caches', () => {
       .execute()
     try {
       const { reader, batches } = countingReader(db.reader!)
+      const check = keyChecksTouching(db.kysely, reader, NOTHING_DUE, () => 1_500)
       // Duplicates and unknown keys in one batch; rows come back in whatever order they please.
       const keyHashes = ['h2', 'unknown', 'h1', 'h2', 'h1']
-      const found = await Promise.all(
-        keyHashes.map((keyHash) => findSessionByKeyHash(db.kysely, keyHash, reader)),
-      )
+      const found = await Promise.all(keyHashes.map(check))
       assert.deepEqual(
-        found.map((session) => session?.openId ?? null),
+        found.map((checked) => checked?.record.openId ?? null),
         ['o2', null, 'o1', 'o2', 'o1'],
       )
-      assert.deepEqual(found[0], await findSessionByKeyHash(db.kysely, 'h2'))
+      assert.deepEqual(found[0], {
+        record: await findSessionByKeyHash(db.kysely, 'h2'),
+        now: 1_500,
+        touched: false,
+      })
       assert.deepEqual(batches, [keyHashes])
 
       // A turn with more than a batch holds is split; a later turn is a batch of its own.
       batches.length = 0
       const many = Array.from({ length: KEY_CHECK_BATCH_MAX + 1 }, (_, i) => `h${(i % 2) + 1}`)
-      await Promise.all(many.map((keyHash) => findSessionByKeyHash(db.kysely, keyHash, reader)))
-      assert.equal((await findSessionByKeyHash(db.kysely, 'h1', reader))?.id, 's1')
+      await Promise.all(many.map(check))
+      assert.equal((await check('h1'))?.record.id, 's1')
       assert.deepEqual(
         batches.map((batch) => batch.length),
         [KEY_CHECK_BATCH_MAX, 1, 1],
@@ -150,15 +158,51 @@ describe('precompiled queries and statement caches', () => {
   it('PostgreSQL: a failed batch fails each of its key checks, and the next turn reads again', async (t) => {
     if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
     const { reader, batches } = countingReader(db.reader!, { failFirst: true })
-    const results = await Promise.allSettled(
-      ['h1', 'h2'].map((keyHash) => findSessionByKeyHash(db.kysely, keyHash, reader)),
-    )
+    const check = keyChecksTouching(db.kysely, reader, NOTHING_DUE, () => 1_500)
+    const results = await Promise.allSettled(['h1', 'h2'].map(check))
     assert.deepEqual(
       results.map((result) => result.status),
       ['rejected', 'rejected'],
     )
-    assert.equal((await findSessionByKeyHash(db.kysely, 'h1', reader))?.id, 's1')
+    assert.equal((await check('h1'))?.record.id, 's1')
     assert.equal(batches.length, 2)
+  })
+
+  it('PostgreSQL: the key check writes its due touch and the day mark in its own statement; a database that takes no writes answers it without them', async (t) => {
+    if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
+    const due: TouchRule = { ttlMs: 10_000, intervalMs: 100, maxAgeMs: null }
+    const url = new URL(database.url)
+    url.searchParams.set(
+      'options',
+      `${url.searchParams.get('options')} -c default_transaction_read_only=on`,
+    )
+    const readOnly = createDb(url.toString(), { poolSize: 1 })
+    try {
+      const refused = await keyChecksTouching(
+        readOnly.kysely,
+        readOnly.reader!,
+        due,
+        () => 1_500,
+      )('h1')
+      assert.equal(refused?.record.id, 's1')
+      assert.equal(refused?.touched, false)
+      assert.equal((readOnly.writes.fault?.error as { code?: string }).code, '25006')
+
+      const written = await keyChecksTouching(db.kysely, db.reader!, due, () => 1_500)('h1')
+      assert.equal(written?.touched, true)
+      const row = await findSessionByKeyHash(db.kysely, 'h1')
+      assert.deepEqual([row?.expiresAt, row?.touchedAt], [11_500, 1_500])
+      // 1_500 is on the same UTC day as the last touch (1_000): no mark.
+      const marks = await db.kysely.selectFrom('user_active_days').selectAll().execute()
+      assert.deepEqual(marks, [])
+    } finally {
+      await readOnly.kysely.destroy()
+      await db.kysely
+        .updateTable('sessions')
+        .set({ expires_at: 5_000, touched_at: 1_000 })
+        .where('id', '=', 's1')
+        .execute()
+    }
   })
 
   it('binds each call its own arguments, also inside a transaction', async () => {
