@@ -75,11 +75,20 @@ export async function seedSqlite(dist: Dist, path: string, dataset: Dataset): Pr
   db.pragma('synchronous = OFF')
   db.pragma('cache_size = -524288')
   const user = db.prepare(`INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
-  const session = db.prepare(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
+  // An earlier build's schema may have no expiry floor (migration 0012); where it has one, it is
+  // the expiry, as the service writes it.
+  const floor = (db.pragma('table_info(sessions)') as { name: string }[]).some(
+    (column) => column.name === 'expiry_floor',
+  )
+  const session = floor
+    ? db.prepare(
+        `INSERT INTO sessions (${SESSION_COLUMNS}, expiry_floor) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      )
+    : db.prepare(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
   const all = rows(dist, dataset, Date.now())
   db.transaction(() => {
     for (const row of all.users) user.run(row)
-    for (const row of all.sessions) session.run(row)
+    for (const row of all.sessions) session.run(floor ? [...row, row[4]] : row)
   })()
   db.exec('ANALYZE')
   db.pragma('wal_checkpoint(TRUNCATE)')
@@ -178,8 +187,13 @@ export async function seedPostgres(
         CASE WHEN r % 10 = 9 THEN ${now} END,
         ${now}, ${now}
       FROM seed ORDER BY r`)
-    await client.query(`INSERT INTO sessions (${SESSION_COLUMNS})
-      SELECT session_id, user_id, key_hash, ${now}, ${now + 29 * DAY_MS}, ${touchedAt}
+    const { rowCount: floor } = await client.query(`SELECT 1 FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'sessions'
+        AND column_name = 'expiry_floor'`)
+    const expiresAt = now + 29 * DAY_MS
+    await client.query(`INSERT INTO sessions (${SESSION_COLUMNS}${floor ? ', expiry_floor' : ''})
+      SELECT session_id, user_id, key_hash, ${now}, ${expiresAt}, ${touchedAt}
+        ${floor ? `, ${expiresAt}` : ''}
       FROM seed ORDER BY r`)
     await client.query('COMMIT')
     // Vacuumed, frozen and written out now, so neither autovacuum nor the first reads' hint-bit

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Generated, Kysely, Selectable } from 'kysely'
 
 // Times are epoch milliseconds (bigint on PostgreSQL, read back as numbers by createDb).
 
@@ -34,6 +34,12 @@ export interface SessionTable {
   expires_at: number
   /** When `expires_at` was last written, to bound write-backs to one per touch interval. */
   touched_at: number
+  /**
+   * No expiry before this: at most `expires_at`, written with it when the session is installed and
+   * raised by the pruner, never by a touch. The pruner's index; `expires_at` has none, so a touch
+   * writes no indexed column (migration 0012). The default 0 is a floor of any expiry.
+   */
+  expiry_floor: Generated<number>
 }
 
 /** SPEC "Operator console": the user used its key on `day` ('YYYY-MM-DD', UTC). */

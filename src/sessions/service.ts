@@ -16,6 +16,7 @@ import {
   countActiveUsersByDay,
   findSessionOfUser,
   keyChecksTouching,
+  raiseExpiryFloors,
   touchSession,
   touchSessionOnNewDay,
   touchSessionOnNewDayWith,
@@ -323,6 +324,7 @@ export function createSessions(options: SessionsOptions): Sessions {
 
     async endExpired(limit) {
       const now = clock.now().getTime()
+      await raiseExpiryFloors(db, now, limit)
       const ids = await findExpiredSessionIds(
         db,
         now,

@@ -40,6 +40,7 @@ const installSession = precompiled(
         created_at: now,
         expires_at: expiresAt,
         touched_at: now,
+        expiry_floor: expiresAt,
       })
       .onConflict((oc) =>
         oc.column('user_id').doUpdateSet((eb) => ({
@@ -48,6 +49,7 @@ const installSession = precompiled(
           created_at: eb.ref('excluded.created_at'),
           expires_at: eb.ref('excluded.expires_at'),
           touched_at: eb.ref('excluded.touched_at'),
+          expiry_floor: eb.ref('excluded.expiry_floor'),
         })),
       ),
   5,
@@ -400,8 +402,10 @@ export async function deleteSession(db: Queryable, sessionId: string): Promise<s
 }
 
 /**
- * Ids of sessions whose expiry has passed, oldest expiry first; then, with SESSION_MAX_AGE, of
- * those registered at or before `createdBefore`, oldest first. At most `limit`.
+ * Ids of sessions whose expiry has passed, lowest floor first; then, with SESSION_MAX_AGE, of
+ * those registered at or before `createdBefore`, oldest first. At most `limit`. Expired sessions
+ * are searched by `expiry_floor`, which is never past the expiry: a session whose floor has
+ * passed but whose touches kept it live is skipped here and raised by `raiseExpiryFloors`.
  */
 export async function findExpiredSessionIds(
   db: Queryable,
@@ -409,24 +413,54 @@ export async function findExpiredSessionIds(
   createdBefore: number | null,
   limit: number,
 ): Promise<string[]> {
-  const oldestBy = async (column: 'expires_at' | 'created_at', bound: number) => {
-    const rows = await db
-      .selectFrom('sessions')
-      .select('id')
-      .where(column, '<=', bound)
-      .orderBy(column)
-      .limit(limit)
-      .execute()
-    return rows.map((row) => row.id)
-  }
-  const ids = await oldestBy('expires_at', now)
+  const expired = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('expiry_floor', '<=', now)
+    .where('expires_at', '<=', now)
+    .orderBy('expiry_floor')
+    .limit(limit)
+    .execute()
+  const ids = expired.map((row) => row.id)
   if (createdBefore === null || ids.length === limit) return ids
   // Two reads, each searching its own index: neither index can answer an OR of the two
   // conditions, so one query with it read every session.
-  const aged = await oldestBy('created_at', createdBefore)
+  const aged = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('created_at', '<=', createdBefore)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute()
   const found = new Set(ids)
-  for (const id of aged) if (found.size < limit) found.add(id)
+  for (const { id } of aged) if (found.size < limit) found.add(id)
   return [...found]
+}
+
+/**
+ * Raises to its expiry the floor of up to `limit` sessions whose floor has passed while touches
+ * kept them live, so the pruner's search passes over each of them once per SESSION_TTL at most.
+ * The expiry is read in the same statement: a touch meanwhile only raises it further.
+ */
+export async function raiseExpiryFloors(
+  db: Queryable,
+  now: number,
+  limit: number,
+): Promise<number> {
+  const { numUpdatedRows } = await db
+    .updateTable('sessions')
+    .set((eb) => ({ expiry_floor: eb.ref('expires_at') }))
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('sessions')
+        .select('id')
+        .where('expiry_floor', '<=', now)
+        .where('expires_at', '>', now)
+        .orderBy('expiry_floor')
+        .limit(limit),
+    )
+    .executeTakeFirst()
+  return Number(numUpdatedRows)
 }
 
 /** The user's session (one per user), as the key check sees it; expired or not. */
@@ -495,6 +529,7 @@ export async function insertSessions(
         created_at: session.createdAt,
         expires_at: session.expiresAt,
         touched_at: session.createdAt,
+        expiry_floor: session.expiresAt,
       })),
     )
     .execute()

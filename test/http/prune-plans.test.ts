@@ -5,7 +5,7 @@ import type { CompiledQuery, KyselyPlugin, RootOperationNode } from 'kysely'
 import pg from 'pg'
 import { createDb, type Db } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { findExpiredSessionIds } from '../../src/sessions/store.js'
+import { findExpiredSessionIds, raiseExpiryFloors } from '../../src/sessions/store.js'
 import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
 
 // The pruner runs on the event loop of one instance every minute: its reads of `sessions` must
@@ -71,16 +71,17 @@ describe('the pruner reads expired and aged sessions by index', () => {
   for (const createdBefore of [null, 1_000]) {
     it(`finds sessions without reading them all (SESSION_MAX_AGE ${createdBefore === null ? 'unset' : 'set'})`, async () => {
       const recorder = new Recorder()
+      await raiseExpiryFloors(db.kysely.withPlugin(recorder), 2_000, 100)
       await findExpiredSessionIds(db.kysely.withPlugin(recorder), 2_000, createdBefore, 100)
-      assert.equal(recorder.nodes.length, createdBefore === null ? 1 : 2)
+      assert.equal(recorder.nodes.length, createdBefore === null ? 2 : 3)
       for (const node of recorder.nodes) {
         const query = db.kysely.getExecutor().compileQuery(node, { queryId: 'plan' })
         const plan = await planOf(database, query)
         if (TEST_DIALECT === 'sqlite') {
-          assert.match(plan, /SEARCH sessions USING INDEX sessions_(expires|created)_at/, plan)
+          assert.match(plan, /SEARCH sessions USING INDEX sessions_(expiry_floor|created_at)/, plan)
           assert.doesNotMatch(plan, /SCAN sessions/, plan)
         } else {
-          assert.match(plan, /Index Cond: \((expires|created)_at <= /, plan)
+          assert.match(plan, /Index Cond: \((expiry_floor|created_at) <= /, plan)
           assert.doesNotMatch(plan, /Seq Scan on sessions/, plan)
         }
       }
@@ -107,6 +108,7 @@ describe('the pruner reads expired and aged sessions by index', () => {
           created_at: 100,
           expires_at: 9_000,
           touched_at: 100,
+          expiry_floor: 9_000,
         },
         // expired only
         {
@@ -116,6 +118,7 @@ describe('the pruner reads expired and aged sessions by index', () => {
           created_at: 5_000,
           expires_at: 8_000,
           touched_at: 5_000,
+          expiry_floor: 8_000,
         },
         // past the cap only
         {
@@ -125,6 +128,7 @@ describe('the pruner reads expired and aged sessions by index', () => {
           created_at: 200,
           expires_at: 50_000,
           touched_at: 200,
+          expiry_floor: 50_000,
         },
         // neither
         {
@@ -134,6 +138,7 @@ describe('the pruner reads expired and aged sessions by index', () => {
           created_at: 6_000,
           expires_at: 50_000,
           touched_at: 6_000,
+          expiry_floor: 50_000,
         },
       ])
       .execute()
@@ -142,4 +147,95 @@ describe('the pruner reads expired and aged sessions by index', () => {
     assert.deepEqual(await findExpiredSessionIds(db.kysely, now, 1_000, 2), ['s-b', 's-a'])
     assert.deepEqual(await findExpiredSessionIds(db.kysely, now, 1_000, 3), ['s-b', 's-a', 's-c'])
   })
+
+  it('passes over a session that touches kept live past its floor, and raises that floor once', async () => {
+    const now = 100_000
+    await db.kysely
+      .insertInto('users')
+      .values(['e', 'f'].map((id) => ({ id, open_id: `o-${id}`, created_at: 1, updated_at: 1 })))
+      .execute()
+    await db.kysely
+      .insertInto('sessions')
+      .values([
+        // registered to expire at 60_000, touched since to 150_000
+        {
+          id: 's-e',
+          user_id: 'e',
+          key_hash: 'he',
+          created_at: 50_000,
+          expires_at: 150_000,
+          touched_at: 90_000,
+          expiry_floor: 60_000,
+        },
+        // registered to expire at 70_000, touched to 95_000, idle since
+        {
+          id: 's-f',
+          user_id: 'f',
+          key_hash: 'hf',
+          created_at: 50_000,
+          expires_at: 95_000,
+          touched_at: 65_000,
+          expiry_floor: 70_000,
+        },
+      ])
+      .execute()
+    const floors = async () =>
+      Object.fromEntries(
+        (
+          await db.kysely
+            .selectFrom('sessions')
+            .select(['id', 'expiry_floor'])
+            .where('id', 'in', ['s-e', 's-f'])
+            .execute()
+        ).map((row) => [row.id, row.expiry_floor]),
+      )
+    const expired = await findExpiredSessionIds(db.kysely, now, null, 10)
+    assert.ok(expired.includes('s-f'), String(expired))
+    assert.ok(!expired.includes('s-e'), String(expired))
+    // s-f is expired: its floor stays for the pruner to end it; s-e's rises to its expiry.
+    assert.equal(await raiseExpiryFloors(db.kysely, now, 10), 1)
+    assert.deepEqual(await floors(), { 's-e': 150_000, 's-f': 70_000 })
+    assert.equal(await raiseExpiryFloors(db.kysely, now, 10), 0)
+  })
+
+  it('leaves no index on a column a touch writes, so a touch is a heap-only update on PostgreSQL', async () => {
+    const indexed =
+      TEST_DIALECT === 'sqlite'
+        ? await sqliteIndexedColumns(database, 'sessions')
+        : await postgresIndexedColumns(database, 'sessions')
+    assert.ok(indexed.includes('key_hash') && indexed.includes('expiry_floor'), String(indexed))
+    for (const written of ['expires_at', 'touched_at']) {
+      assert.ok(!indexed.includes(written), `${written} is indexed: ${String(indexed)}`)
+    }
+  })
 })
+
+/** Every column some index of `table` holds (SQLite). */
+async function sqliteIndexedColumns(database: TestDatabase, table: string): Promise<string[]> {
+  const file = new SQLite(database.url.slice('sqlite:'.length), { readonly: true })
+  try {
+    const indexes = file.prepare(`PRAGMA index_list(${table})`).all() as { name: string }[]
+    return indexes.flatMap(({ name }) =>
+      (file.prepare(`PRAGMA index_info(${name})`).all() as { name: string }[]).map((c) => c.name),
+    )
+  } finally {
+    file.close()
+  }
+}
+
+/** Every column some index of `table` holds (PostgreSQL, the connection's schema). */
+async function postgresIndexedColumns(database: TestDatabase, table: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ column: string }>(
+      `SELECT a.attname AS column FROM pg_index i
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+       WHERE i.indrelid = $1::regclass`,
+      [table],
+    )
+    return rows.map((row) => row.column)
+  } finally {
+    await client.end()
+  }
+}
