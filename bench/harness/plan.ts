@@ -166,6 +166,24 @@ export function makePlan(settings: Settings): Plan {
     get(id, `${label}, steady touches`, server, path, { from: 'dataset', dataset }, 'steady')
     get(`${id}-notouch`, `${label}, no touch due`, server, path, { from: 'dataset', dataset })
   }
+  // An earlier build's GET /session beside this one's, same rounds, on a dataset its own
+  // migrations made.
+  const earlierKeyCheck = (engine: Engine, size: number) => {
+    const name = `${engine === 'sqlite' ? 'sqlite' : 'pg'}${sizeLabel(size)}-earlier`
+    const database = engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'
+    datasets.push(dataset(name, engine, size, { earlier: true }))
+    servers.push({
+      name: `cg-${name}`,
+      what: { kind: 'campusgate', dataset: name, appRoute: false, earlier: true },
+    })
+    keyCheck(
+      `session-${name}`,
+      `GET /session, ${database}, ${sizeLabel(size)}, earlier build`,
+      `cg-${name}`,
+      '/session',
+      name,
+    )
+  }
 
   get('bare', 'bare Fastify route', 'bare', '/session', {
     from: 'dataset',
@@ -309,19 +327,7 @@ export function makePlan(settings: Settings): Plan {
 
   // The earlier build beside this one, same rounds: the key check (both ways) and registration.
   if (settings.earlierBuild !== null) {
-    const name = `sqlite${sizeLabel(small)}-earlier`
-    datasets.push(dataset(name, 'sqlite', small, { earlier: true }))
-    servers.push({
-      name: `cg-${name}`,
-      what: { kind: 'campusgate', dataset: name, appRoute: false, earlier: true },
-    })
-    keyCheck(
-      `session-${name}`,
-      `GET /session, SQLite, ${sizeLabel(small)}, earlier build`,
-      `cg-${name}`,
-      '/session',
-      name,
-    )
+    earlierKeyCheck('sqlite', small)
     datasets.push(
       dataset('touch-earlier', 'sqlite', runs * seconds * settings.maxTouchPerSecond, {
         singleUse: true,
@@ -389,21 +395,8 @@ export function makePlan(settings: Settings): Plan {
       )
     }
     // PostgreSQL's key check of the earlier build beside this one's, same rounds.
-    for (const size of settings.earlierBuild === null ? [] : [small, large]) {
-      const name = `pg${sizeLabel(size)}-earlier`
-      datasets.push(dataset(name, 'postgres', size, { earlier: true }))
-      servers.push({
-        name: `cg-${name}`,
-        what: { kind: 'campusgate', dataset: name, appRoute: false, earlier: true },
-      })
-      keyCheck(
-        `session-${name}`,
-        `GET /session, PostgreSQL, ${sizeLabel(size)}, earlier build`,
-        `cg-${name}`,
-        '/session',
-        name,
-      )
-    }
+    if (settings.earlierBuild !== null)
+      for (const size of [small, large]) earlierKeyCheck('postgres', size)
     const pgLarge = `pg${sizeLabel(large)}`
     servers.push({
       name: `app-${pgLarge}`,

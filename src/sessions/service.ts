@@ -263,9 +263,8 @@ export function createSessions(options: SessionsOptions): Sessions {
       if (checkKeyTouching !== null) {
         const checked = await checkKeyTouching(keyHash)
         if (checked === null) return null
-        const { record, now, touched } = checked
+        const { record, now, touchedTo } = checked
         if (!isLive(rule, record, now)) return expired(record)
-        const touchedTo = touched ? touchDecision(rule, record, now).extended : null
         return sessionOf(record, now, reportedExpiry(rule, record, touchedTo))
       }
       const record = await findSessionByKeyHash(db, keyHash, reader)

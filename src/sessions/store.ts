@@ -99,7 +99,12 @@ const sessionByKeyHash = precompiled(
 )
 
 type SessionRow = Awaited<ReturnType<typeof sessionByKeyHash>>['rows'][number]
-type KeyCheckRow = SessionRow & { key_hash: string; touched: boolean }
+type KeyCheckRow = SessionRow & { key_hash: string; touched_to: number | null }
+
+/** SESSION_COLUMNS as `keyChecksAndTouches` reads them from its `found`. */
+const FOUND_COLUMNS = SESSION_COLUMNS.map(
+  (column) => `found.${column.slice(column.indexOf('.') + 1)}`,
+)
 
 /** The key checks of one turn that could not write (`keyChecksTouching`): reads alone. */
 const sessionsByKeyHashes = precompiled(
@@ -136,10 +141,7 @@ const keyChecksAndTouches = precompiled(
     const at = sql<number>`${now}::bigint`
     const query = sql<KeyCheckRow>`
       WITH found AS (
-        SELECT sessions.id, sessions.user_id, sessions.created_at, sessions.expires_at,
-          sessions.touched_at, sessions.key_hash, users.open_id, users.university_linked_at,
-          users.university_subject, users.university_email, users.university_name,
-          users.university_is_student,
+        SELECT ${sql.join(SESSION_COLUMNS.map((column) => sql.ref(column)))}, sessions.key_hash,
           LEAST(${at} + ${ttlMs}::bigint, sessions.created_at + ${maxAgeMs}::bigint) AS extended
         FROM sessions INNER JOIN users ON users.id = sessions.user_id
         WHERE sessions.key_hash = ANY(${keyHashes})
@@ -160,10 +162,8 @@ const keyChecksAndTouches = precompiled(
         SELECT user_id, ${day}::text FROM touched WHERE new_day
         ON CONFLICT (user_id, day) DO NOTHING
       )
-      SELECT found.id, found.user_id, found.created_at, found.expires_at, found.touched_at,
-        found.key_hash, found.open_id, found.university_linked_at, found.university_subject,
-        found.university_email, found.university_name, found.university_is_student,
-        touched.id IS NOT NULL AS touched
+      SELECT ${sql.join(FOUND_COLUMNS.map((column) => sql.ref(column)))}, found.key_hash,
+        CASE WHEN touched.id IS NOT NULL THEN found.extended END AS touched_to
       FROM found LEFT JOIN touched ON touched.id = found.id`
     return { compile: (): CompiledQuery<KeyCheckRow> => query.compile(db) }
   },
@@ -173,12 +173,13 @@ const keyChecksAndTouches = precompiled(
 /** Bounds the array a batch binds; more key checks in one turn make another batch. */
 export const KEY_CHECK_BATCH_MAX = 64
 
-/** A key check of `keyChecksTouching`: the session as read, and whether it was touched. */
+/** A key check of `keyChecksTouching`: the session as read, and the touch it made. */
 export interface CheckedKey {
   record: SessionRecord
   /** The time the key check and its touch were decided at. */
   now: number
-  touched: boolean
+  /** The expiry the touch extended the session to; `null`: not touched. */
+  touchedTo: number | null
 }
 
 /**
@@ -213,12 +214,14 @@ export function keyChecksTouching(
       } catch (error) {
         if (!isWriteFault(error)) throw error
         const read = await sessionsByKeyHashes.readAll(reader, db, keyHashes)
-        rows = read.map((row) => ({ ...row, touched: false }))
+        rows = read.map((row) => ({ ...row, touched_to: null }))
       }
       const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
       return keyHashes.map((keyHash) => {
         const row = byKeyHash.get(keyHash)
-        return row === undefined ? null : { record: rowToSession(row), now, touched: row.touched }
+        return row === undefined
+          ? null
+          : { record: rowToSession(row), now, touchedTo: row.touched_to }
       })
     },
     {
@@ -413,27 +416,25 @@ export async function findExpiredSessionIds(
   createdBefore: number | null,
   limit: number,
 ): Promise<string[]> {
-  const expired = await db
-    .selectFrom('sessions')
-    .select('id')
-    .where('expiry_floor', '<=', now)
-    .where('expires_at', '<=', now)
-    .orderBy('expiry_floor')
-    .limit(limit)
-    .execute()
-  const ids = expired.map((row) => row.id)
+  // The oldest `limit` by one index; the expired read keeps only sessions whose expiry has passed.
+  const oldestBy = async (column: 'expiry_floor' | 'created_at', bound: number) => {
+    const rows = await db
+      .selectFrom('sessions')
+      .select('id')
+      .where(column, '<=', bound)
+      .$if(column === 'expiry_floor', (query) => query.where('expires_at', '<=', now))
+      .orderBy(column)
+      .limit(limit)
+      .execute()
+    return rows.map((row) => row.id)
+  }
+  const ids = await oldestBy('expiry_floor', now)
   if (createdBefore === null || ids.length === limit) return ids
   // Two reads, each searching its own index: neither index can answer an OR of the two
   // conditions, so one query with it read every session.
-  const aged = await db
-    .selectFrom('sessions')
-    .select('id')
-    .where('created_at', '<=', createdBefore)
-    .orderBy('created_at')
-    .limit(limit)
-    .execute()
+  const aged = await oldestBy('created_at', createdBefore)
   const found = new Set(ids)
-  for (const { id } of aged) if (found.size < limit) found.add(id)
+  for (const id of aged) if (found.size < limit) found.add(id)
   return [...found]
 }
 

@@ -136,7 +136,7 @@ describe('precompiled queries and statement caches', () => {
       assert.deepEqual(found[0], {
         record: await findSessionByKeyHash(db.kysely, 'h2'),
         now: 1_500,
-        touched: false,
+        touchedTo: null,
       })
       assert.deepEqual(batches, [keyHashes])
 
@@ -185,11 +185,11 @@ describe('precompiled queries and statement caches', () => {
         () => 1_500,
       )('h1')
       assert.equal(refused?.record.id, 's1')
-      assert.equal(refused?.touched, false)
+      assert.equal(refused?.touchedTo, null)
       assert.equal((readOnly.writes.fault?.error as { code?: string }).code, '25006')
 
       const written = await keyChecksTouching(db.kysely, db.reader!, due, () => 1_500)('h1')
-      assert.equal(written?.touched, true)
+      assert.equal(written?.touchedTo, 11_500)
       const row = await findSessionByKeyHash(db.kysely, 'h1')
       assert.deepEqual([row?.expiresAt, row?.touchedAt], [11_500, 1_500])
       // 1_500 is on the same UTC day as the last touch (1_000): no mark.
