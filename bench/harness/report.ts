@@ -267,6 +267,11 @@ export function report(input: ReportInput): number {
           ratios.postgresTouchesVsNoTouch,
           0.85,
         ],
+        [
+          `PostgreSQL ${large}, steady touches ≥ 0.85× no touch due`,
+          ratios.postgres1MTouchesVsNoTouch,
+          0.85,
+        ],
         ['morning rush ≥ 0.5× no touch due', ratios.morningRushVsNoTouch, 0.5],
         ['GET /session ≥ 0.7× key-check schema lookup', ratios.sessionVsKeyCheckSchema, 0.7],
         ['GET /session p99 ≤ 3× bare p99', ratios.sessionP99VsBareP99, 3, 'max'],
