@@ -438,10 +438,15 @@ async function main(): Promise<number> {
     }
     for (let round = 1; round <= settings.rounds; round += 1) {
       log(`round ${round} of ${settings.rounds} …`)
-      // Interleaved, and rotated each round so no scenario always follows the same neighbour.
+      // Interleaved and rotated each round, so no scenario always runs at the same point of a
+      // round; and backwards every other round, so no scenario always follows the same one. A
+      // rotation alone keeps each one's predecessor: the steady-touch run always came first after
+      // another server's (its caches, PostgreSQL's shared buffers, cold) and the no-touch run
+      // always after it, on the same server, warm.
       const shift =
         ((round - 1) * Math.ceil(plan.scenarios.length / settings.rounds)) % plan.scenarios.length
-      const order = [...plan.scenarios.slice(shift), ...plan.scenarios.slice(0, shift)]
+      const rotated = [...plan.scenarios.slice(shift), ...plan.scenarios.slice(0, shift)]
+      const order = round % 2 === 0 ? rotated.reverse() : rotated
       for (const scenario of order) await measure(scenario, round, settings.seconds)
     }
 
