@@ -383,6 +383,17 @@ async function main(): Promise<number> {
           : null
       const control =
         datasetName !== null && touchable.has(datasetName) ? controlOf(datasetName) : null
+      // Warm, as a server under steady traffic is: the run before this one may have been
+      // another server's, with its own data in the caches and PostgreSQL's shared buffers. Before
+      // the window is made due, so it touches nothing, and before the run's own clock starts.
+      if (settings.preheatSeconds > 0 && (keys.from === 'dataset' || keys.from === 'file')) {
+        await runWrk({
+          url: server.url,
+          seconds: settings.preheatSeconds,
+          connections: settings.connections,
+          script: scriptFor(scenario, settings.preheatSeconds),
+        })
+      }
       let window = null
       if (control !== null && scenario.touches === 'steady') {
         const k = windows.get(datasetName!) ?? 0

@@ -6,6 +6,11 @@ export interface Settings {
   rounds: number
   seconds: number
   warmupSeconds: number
+  /**
+   * An unmeasured run on the same server just before each measured one whose keys can be used
+   * again, so no measured run starts cold after another server's (docs/performance.md).
+   */
+  preheatSeconds: number
   connections: number
   /** Live sessions of the small, medium and large datasets. */
   sizes: readonly [number, number, number]
@@ -34,6 +39,7 @@ export function settingsFrom(args: string[], env: NodeJS.ProcessEnv): Settings {
     rounds: Number(env.BENCH_ROUNDS ?? (quick ? 1 : 5)),
     seconds,
     warmupSeconds: quick ? 0 : 2,
+    preheatSeconds: 1,
     connections: 10,
     sizes: quick ? [1_000, 5_000, 20_000] : [10_000, 100_000, 1_000_000],
     betterAuthSessions: quick ? 300 : 10_000,
