@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { mkdirSync, openSync, readFileSync, writeSync, closeSync } from 'node:fs'
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 /**
@@ -55,18 +55,25 @@ export function createCipher(keys: readonly Buffer[]): Cipher {
 
 /**
  * Reads the key kept in `path`, or creates it (32 random bytes, base64, mode 0600) when there is
- * none; `created` says which. Creation is exclusive, so instances starting together share one key.
+ * none; `created` says which. The key is written whole under a name of its own and then linked
+ * into place, which fails when a key is already there: instances starting together share one
+ * key, and none reads a file another is still writing.
  */
 export function loadOrCreateKeyFile(path: string): { key: Buffer; created: boolean } {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   let created = false
+  const written = `${path}.${randomBytes(8).toString('hex')}.new`
+  writeFileSync(written, `${randomBytes(KEY_BYTES).toString('base64')}\n`, {
+    mode: 0o600,
+    flag: 'wx',
+  })
   try {
-    const fd = openSync(path, 'wx', 0o600)
-    writeSync(fd, `${randomBytes(KEY_BYTES).toString('base64')}\n`)
-    closeSync(fd)
+    linkSync(written, path)
     created = true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  } finally {
+    unlinkSync(written)
   }
   const key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64')
   if (key.length !== KEY_BYTES) throw new Error(`${path} does not hold a ${KEY_BYTES}-byte key`)

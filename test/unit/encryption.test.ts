@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
 import { createCipher } from '../../src/lib/encryption.js'
@@ -42,6 +47,38 @@ describe('secrets at rest: AES-256-GCM with rotating keys', () => {
       `${newKey.toString('base64')},x`,
     ]) {
       assert.throws(() => loadConfig({ DATA_ENCRYPTION_KEY: bad }), /^Error: DATA_ENCRYPTION_KEY: /)
+    }
+  })
+})
+
+describe('the key file', () => {
+  it('is shared by instances starting together: none reads it half written', async () => {
+    const module = new URL('../../src/lib/encryption.ts', import.meta.url).href
+    for (let round = 0; round < 3; round += 1) {
+      const dir = mkdtempSync(join(tmpdir(), 'campusgate-key-'))
+      const path = join(dir, 'campusgate.key')
+      // Every process waits for the same moment, then loads or creates the key.
+      const at = Date.now() + 1_500
+      const code = `const { loadOrCreateKeyFile } = await import(${JSON.stringify(module)})
+        while (Date.now() < ${at}) {}
+        try { console.log(loadOrCreateKeyFile(${JSON.stringify(path)}).key.toString('hex')) }
+        catch (error) { console.log('failed: ' + error.message) }`
+      const outputs = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          promisify(execFile)(process.execPath, [
+            '--import',
+            'tsx',
+            '--input-type=module',
+            '-e',
+            code,
+          ]),
+        ),
+      )
+      const keys = new Set(outputs.map(({ stdout }) => stdout.trim()))
+      assert.equal(keys.size, 1, [...keys].join('\n'))
+      assert.match([...keys][0], /^[0-9a-f]{64}$/)
+      assert.deepEqual(readdirSync(dir), ['campusgate.key'])
+      rmSync(dir, { recursive: true })
     }
   })
 })
