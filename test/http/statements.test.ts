@@ -94,7 +94,6 @@ describe('precompiled queries and statement caches', () => {
     expiresAt: 5_000,
     touchedAt: 1_000,
     device: 'Test/1.0',
-    universityLinked: false,
     university: { linkedAt: null, subject: null, email: null, name: null, isStudent: null },
   }
 
