@@ -25,6 +25,7 @@ export const ERRORS = {
   missingAuthorizationHeader: { status: 403, code: '@forbidden/missing-authorization-header' },
   insufficientRegistrationTier: { status: 403, code: '@forbidden/insufficient-registration-tier' },
   unknownEndpoint: { status: 404, code: '@not-found/unknown-endpoint' },
+  unknownSession: { status: 404, code: '@not-found/unknown-session' },
   unsupportedApiVersion: { status: 406, code: '@not-acceptable/unsupported-api-version' },
   requestTimedOut: { status: 408, code: '@request-timeout/request-timed-out' },
   bodyTooLarge: { status: 413, code: '@payload-too-large/body-too-large' },

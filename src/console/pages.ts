@@ -1,6 +1,6 @@
 import type { AuditEventRow } from '../db/schema.js'
 import { escapeHtml } from '../lib/html.js'
-import type { Session } from '../sessions/service.js'
+import type { DeviceSession, Tier } from '../sessions/service.js'
 import { barChart, shareRing } from './charts.js'
 import { actionButton, consolePage, csrfField, type PageContext } from './layout.js'
 import type { Backlog, DailySeries, Figures, FoundUser, UserEvent } from './reads.js'
@@ -169,7 +169,10 @@ export interface UserPageData {
   id: string
   openId: string
   createdAt: number
-  session: Session | null
+  /** The tier the user's keys have now; null without a live session. */
+  tier: Tier | null
+  /** Every live session, most recently used first. */
+  sessions: DeviceSession[]
   university: {
     subject: string | null
     issuer: string | null
@@ -204,11 +207,18 @@ export function userPage(context: PageContext, user: UserPageData, message: stri
 <div><dt>${e(w.name)}</dt><dd>${e(user.university.name ?? '–')}</dd></div>
 <div><dt>${e(w.linkedAt)}</dt><dd>${user.universityLinkedAt === null ? e(w.notLinked) : e(iso(user.universityLinkedAt))}</dd></div>
 </dl>`
-  const session =
-    user.session === null
-      ? e(w.noSession)
-      : `${e(iso(user.session.createdAt.getTime()))} · ${e(w.expires)} ${e(iso(user.session.expiresAt.getTime()))}`
   const c = words.columns
+  const sessions = table(
+    [w.device, w.created, w.lastUsed, w.expires, c.action],
+    user.sessions.map((session) => [
+      e(session.device ?? w.unknownDevice),
+      e(iso(session.createdAt.getTime())),
+      e(iso(session.lastUsedAt.getTime())),
+      e(iso(session.expiresAt.getTime())),
+      actionButton(context, `${base}/revoke`, w.revoke, { session: session.id }),
+    ]),
+    w.noSession,
+  )
   return consolePage(
     context,
     user.openId,
@@ -216,14 +226,15 @@ export function userPage(context: PageContext, user: UserPageData, message: stri
 <dl class="facts">
 <div><dt>${e(w.openId)}</dt><dd><code>${e(user.openId)}</code></dd></div>
 <div><dt>${e(w.created)}</dt><dd>${e(iso(user.createdAt))}</dd></div>
-<div><dt>${e(w.tier)}</dt><dd>${e(user.session?.tier ?? w.none)}</dd></div>
-<div><dt>${e(w.session)}</dt><dd>${session}</dd></div>
+<div><dt>${e(w.tier)}</dt><dd>${e(user.tier ?? w.none)}</dd></div>
 </dl>
+<h2>${e(w.sessions)}</h2>
+${sessions}
 <h2>${e(w.university)}</h2>
 ${identity}
 <h2>${e(w.actions)}</h2>
 <div class="actions">
-${actionButton(context, `${base}/revoke`, w.revoke)}
+${user.sessions.length === 0 ? '' : actionButton(context, `${base}/revoke`, w.revokeAll, { session: 'all' })}
 ${actionButton(context, `${base}/unlink`, w.unlink)}
 </div>
 <form method="post" action="${e(base)}/erase" class="erase">${csrfField(context)}

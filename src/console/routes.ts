@@ -330,7 +330,8 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
           id: user.id,
           openId: user.openId,
           createdAt: user.createdAt.getTime(),
-          session: user.session,
+          tier: user.tier,
+          sessions: user.sessions,
           university,
           universityLinkedAt: user.universityLinkedAt?.getTime() ?? null,
           trail,
@@ -345,13 +346,23 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
     operatorOrigin(request.consoleSession!.operator, request.ip)
   const userPath = (openId: string) => `/console/users/${encodeURIComponent(openId)}`
 
-  app.post<{ Params: { openId: string } }>(
+  app.post<{ Params: { openId: string }; Body: { session?: unknown } }>(
     '/users/:openId/revoke',
     PAGE,
     async (request, reply) => {
       const { openId } = request.params
-      const outcome = await accounts.revoke({ openId, origin: origin(request) })
-      return back(request, reply, userPath(openId), outcome === 'revoked' ? 'revoked' : 'nothing')
+      // One session by its id, or every one with `all`; a form without the field ends nothing.
+      const session = request.body?.session
+      const which =
+        session === 'all' ? 'all' : typeof session === 'string' ? { sessionId: session } : null
+      const ended =
+        which === null ? 0 : await accounts.revoke({ openId, which, origin: origin(request) })
+      return back(
+        request,
+        reply,
+        userPath(openId),
+        typeof ended === 'number' && ended > 0 ? 'revoked' : 'nothing',
+      )
     },
   )
 

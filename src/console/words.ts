@@ -53,7 +53,10 @@ export interface Words {
     created: string
     tier: string
     none: string
-    session: string
+    sessions: string
+    device: string
+    unknownDevice: string
+    lastUsed: string
     expires: string
     noSession: string
     university: string
@@ -66,6 +69,7 @@ export interface Words {
     events: string
     actions: string
     revoke: string
+    revokeAll: string
     unlink: string
     erase: string
     confirm: string
@@ -173,9 +177,12 @@ export const WORDS: Catalogue<Words> = {
       created: 'Created',
       tier: 'Tier',
       none: 'none (no live session)',
-      session: 'Session',
-      expires: 'expires',
-      noSession: 'none',
+      sessions: 'Sessions',
+      device: 'Device',
+      unknownDevice: 'unknown device',
+      lastUsed: 'Last used',
+      expires: 'Expires',
+      noSession: 'No live session.',
       university: 'University identity',
       notLinked: 'not linked',
       subject: 'Subject',
@@ -186,14 +193,15 @@ export const WORDS: Catalogue<Words> = {
       events: 'Lifecycle events',
       actions: 'Actions',
       revoke: 'Revoke session',
+      revokeAll: 'Revoke all sessions',
       unlink: 'Unlink university',
       erase: 'Erase user',
       confirm: 'Type the openId to confirm',
       eraseNote:
-        'Erasing deletes the user, its session, codes and mail; the audit trail keeps the ids.',
+        'Erasing deletes the user, its sessions, codes and mail; the audit trail keeps the ids.',
       notFound: 'No such user.',
       done: {
-        revoked: 'The session is revoked.',
+        revoked: 'Revoked.',
         unlinked: 'The university identity is unlinked.',
         erased: 'The user is erased.',
         nothing: 'Nothing to change.',
@@ -299,9 +307,12 @@ export const WORDS: Catalogue<Words> = {
       created: '创建时间',
       tier: '级别',
       none: '无（没有有效会话）',
-      session: '会话',
+      sessions: '会话',
+      device: '设备',
+      unknownDevice: '未知设备',
+      lastUsed: '最近使用',
       expires: '到期',
-      noSession: '无',
+      noSession: '没有有效会话。',
       university: '大学身份',
       notLinked: '未关联',
       subject: '标识',
@@ -312,13 +323,14 @@ export const WORDS: Catalogue<Words> = {
       events: '生命周期事件',
       actions: '操作',
       revoke: '撤销会话',
+      revokeAll: '撤销全部会话',
       unlink: '解除大学关联',
       erase: '删除用户',
       confirm: '输入 openId 以确认',
       eraseNote: '删除会移除该用户及其会话、验证码和邮件；审计记录保留其 ID。',
       notFound: '没有此用户。',
       done: {
-        revoked: '会话已撤销。',
+        revoked: '已撤销。',
         unlinked: '大学身份已解除关联。',
         erased: '用户已删除。',
         nothing: '没有需要更改的内容。',

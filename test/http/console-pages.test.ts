@@ -96,7 +96,7 @@ describe('the operator console: users, events, mail, audit, overview', () => {
     const row = await userRowOf(stack, user.openId)
     const text = await page(`/console/users/${encodeURIComponent(user.openId)}`)
     assert.match(text, /university-registered/)
-    assert.match(text, /expires 20\d\d-/)
+    assert.match(text, /<h2>Sessions<\/h2>/)
     assert.ok(text.includes(row.university_subject!))
     assert.ok(text.includes(row.university_email!))
     assert.match(text, /university-linked/, 'the audit trail')
@@ -116,6 +116,7 @@ describe('the operator console: users, events, mail, audit, overview', () => {
       .executeTakeFirstOrThrow()
     assert.ok(!text.includes(session.key_hash))
     assert.match(text, /<button type="submit">Revoke session<\/button>/)
+    assert.match(text, /<button type="submit">Revoke all sessions<\/button>/)
     assert.match(text, /<button type="submit">Unlink university<\/button>/)
     assert.match(text, /<label for="confirm">Type the openId to confirm<\/label>/)
     assert.match(text, /<button type="submit" class="danger">Erase user<\/button>/)
@@ -141,14 +142,24 @@ describe('the operator console: users, events, mail, audit, overview', () => {
     assert.equal(await act(`${path}/unlink`), `${path}?done=nothing`)
   })
 
-  it("revokes the user's session as `campusgate sessions revoke` does, naming the operator", async () => {
-    const user = await registerMessenger(stack)
-    const path = `/console/users/${encodeURIComponent(user.openId)}`
-    assert.equal(await act(`${path}/revoke`), `${path}?done=revoked`)
-    assert.equal((await sessionOf(stack, user.sessionKey)).status, 401)
+  it("revokes one of the user's sessions, or all, as `campusgate sessions revoke` does, naming the operator", async () => {
+    const phone = await registerMessenger(stack, undefined, 'Phone/1.0')
+    const desktop = await registerMessenger(stack, phone.openId, 'Desktop/2.0')
+    const path = `/console/users/${encodeURIComponent(phone.openId)}`
+    const text = await page(path)
+    assert.ok(text.includes('Phone/1.0') && text.includes('Desktop/2.0'), 'every device is listed')
+    const desktopId = (await sessionOf(stack, desktop.sessionKey)).body.sessionId as string
+    assert.equal(await act(`${path}/revoke`, { session: desktopId }), `${path}?done=revoked`)
+    assert.equal((await sessionOf(stack, desktop.sessionKey)).status, 401)
+    assert.equal((await sessionOf(stack, phone.sessionKey)).status, 200)
     const [audited] = await auditOf('logout')
     assert.equal(audited?.actor, 'console:alice')
-    assert.equal(await act(`${path}/revoke`), `${path}?done=nothing`)
+    assert.equal(await act(`${path}/revoke`, { session: desktopId }), `${path}?done=nothing`)
+    assert.equal(await act(`${path}/revoke`, { session: 'all' }), `${path}?done=revoked`)
+    assert.equal((await sessionOf(stack, phone.sessionKey)).status, 401)
+    assert.equal(await act(`${path}/revoke`, { session: 'all' }), `${path}?done=nothing`)
+    // The "Revoke all sessions" button is shown only while there is something to revoke.
+    assert.doesNotMatch(await page(path), /Revoke all sessions/)
   })
 
   it('erases a user only when the operator typed its openId', async () => {

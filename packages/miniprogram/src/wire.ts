@@ -11,6 +11,8 @@ export type Tier = (typeof TIERS)[number]
 
 /** What `GET /session` answers. */
 export interface Session {
+  /** This session's id: one of the user's sessions, one per device (`GET /sessions`' `id`). */
+  sessionId: string
   openId: string
   tier: Tier
   expiresAt: string
@@ -36,8 +38,8 @@ export interface DeviceSession {
   createdAt: string
   lastUsedAt: string
   expiresAt: string
-  /** The `User-Agent` of the registering request. */
-  device: string
+  /** The `User-Agent` of the registering request (at most 256 characters); null without one. */
+  device: string | null
   /** The session of the key this kit holds. */
   current: boolean
 }

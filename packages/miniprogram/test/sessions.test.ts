@@ -133,12 +133,7 @@ describe('campusgate-miniprogram: login, onSessionChange and the devices of a us
     const stop = otherPage.onSessionChange((change) => heardOnOtherPage.push(change.reason))
     await campusgate.login()
     // An operator revokes the device's session: the next call is refused, the kit signs in again.
-    const { id: userId } = await service.db.kysely
-      .selectFrom('users')
-      .select('id')
-      .where('open_id', '=', openId)
-      .executeTakeFirstOrThrow()
-    assert.equal(await service.sessions.revokeUser(userId, SYSTEM), true)
+    assert.equal(await service.accounts.revoke({ openId, which: 'all', origin: SYSTEM }), 1)
     const session = await otherPage.session()
     assert.equal(session.openId, openId)
     assert.deepEqual(

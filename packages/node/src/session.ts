@@ -4,6 +4,8 @@ export const TIERS: readonly Tier[] = ['messenger-registered', 'university-regis
 
 /** What `GET /session` answers for a valid key. */
 export interface Session {
+  /** This session's id: one of the user's sessions, one per device (`GET /sessions`' `id`). */
+  sessionId: string
   openId: string
   tier: Tier
   expiresAt: string
@@ -40,8 +42,9 @@ export function sessionKeyFrom(header: string | string[] | undefined): string | 
 /** Whether a parsed `GET /session` answer has the session's shape (a wrong `baseUrl` gives other JSON). */
 export function isSession(value: unknown): value is Session {
   if (typeof value !== 'object' || value === null) return false
-  const { openId, tier, expiresAt, university } = value as Record<string, unknown>
+  const { sessionId, openId, tier, expiresAt, university } = value as Record<string, unknown>
   return (
+    typeof sessionId === 'string' &&
     typeof openId === 'string' &&
     TIERS.includes(tier as Tier) &&
     typeof expiresAt === 'string' &&
@@ -55,10 +58,11 @@ export function isSession(value: unknown): value is Session {
  */
 export function sessionFromIntrospection(value: unknown): Session | null | undefined {
   if (typeof value !== 'object' || value === null) return undefined
-  const { active, openId, tier, exp, university } = value as Record<string, unknown>
+  const { active, sid, openId, tier, exp, university } = value as Record<string, unknown>
   if (active === false) return null
   if (
     active !== true ||
+    typeof sid !== 'string' ||
     typeof openId !== 'string' ||
     !TIERS.includes(tier as Tier) ||
     typeof exp !== 'number' ||
@@ -68,6 +72,7 @@ export function sessionFromIntrospection(value: unknown): Session | null | undef
     return undefined
   }
   return {
+    sessionId: sid,
     openId,
     tier: tier as Tier,
     expiresAt: new Date(exp * 1000).toISOString(),

@@ -69,6 +69,7 @@ describe('campusgate-node with credentials: POST /introspect', () => {
       const session = await client.session(key)
       const own = (await call(`${service.url}/session`, { headers: { authorization: key } })).body
       assert.deepEqual(session, {
+        sessionId: own.sessionId,
         openId,
         tier: 'messenger-registered',
         // Introspection gives whole seconds.
