@@ -357,12 +357,13 @@ async function consolePlugin(app: FastifyInstance, options: ConsoleRoutesOptions
         session === 'all' ? 'all' : typeof session === 'string' ? { sessionId: session } : null
       const ended =
         which === null ? 0 : await accounts.revoke({ openId, which, origin: origin(request) })
-      return back(
-        request,
-        reply,
-        userPath(openId),
-        typeof ended === 'number' && ended > 0 ? 'revoked' : 'nothing',
-      )
+      const outcome =
+        typeof ended !== 'number' || ended === 0
+          ? 'nothing'
+          : which === 'all'
+            ? 'revokedAll'
+            : 'revoked'
+      return back(request, reply, userPath(openId), outcome)
     },
   )
 

@@ -75,7 +75,7 @@ export interface Words {
     confirm: string
     eraseNote: string
     notFound: string
-    done: Record<'revoked' | 'unlinked' | 'erased' | 'nothing' | 'mismatch', string>
+    done: Record<'revoked' | 'revokedAll' | 'unlinked' | 'erased' | 'nothing' | 'mismatch', string>
   }
   events: {
     title: string
@@ -201,7 +201,8 @@ export const WORDS: Catalogue<Words> = {
         'Erasing deletes the user, its sessions, codes and mail; the audit trail keeps the ids.',
       notFound: 'No such user.',
       done: {
-        revoked: 'Revoked.',
+        revoked: 'The session is revoked.',
+        revokedAll: 'Every session is revoked.',
         unlinked: 'The university identity is unlinked.',
         erased: 'The user is erased.',
         nothing: 'Nothing to change.',
@@ -330,7 +331,8 @@ export const WORDS: Catalogue<Words> = {
       eraseNote: '删除会移除该用户及其会话、验证码和邮件；审计记录保留其 ID。',
       notFound: '没有此用户。',
       done: {
-        revoked: '已撤销。',
+        revoked: '会话已撤销。',
+        revokedAll: '全部会话已撤销。',
         unlinked: '大学身份已解除关联。',
         erased: '用户已删除。',
         nothing: '没有需要更改的内容。',
