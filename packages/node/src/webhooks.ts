@@ -135,7 +135,8 @@ export function createWebhookReceiver(
     const sentAt = /^\d{1,15}$/.test(wanted['webhook-timestamp'])
       ? Number(wanted['webhook-timestamp'])
       : NaN
-    const skew = Math.round(Date.now() / 1000 - sentAt)
+    // Whole seconds against whole seconds, as the header carries them.
+    const skew = Math.floor(Date.now() / 1000) - sentAt
     if (!(Math.abs(skew) <= TIMESTAMP_TOLERANCE_SECONDS)) {
       return refuse(
         'timestamp-outside-tolerance',

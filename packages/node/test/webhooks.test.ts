@@ -131,8 +131,14 @@ describe('campusgate-node webhookHandler', () => {
       for (const [what, event, status, reason, message] of [
         ['another secret', wrongSecret, 401, 'no-matching-secret', /no secret matches/],
         ['a changed body', changed, 401, 'no-matching-secret', /no secret matches/],
-        ['a timestamp ten minutes old', stale, 401, 'timestamp-outside-tolerance', /600 s behind/],
-        ['a timestamp ahead', ahead, 401, 'timestamp-outside-tolerance', /420 s ahead/],
+        [
+          'a timestamp ten minutes old',
+          stale,
+          401,
+          'timestamp-outside-tolerance',
+          /60[01] s behind/,
+        ],
+        ['a timestamp ahead', ahead, 401, 'timestamp-outside-tolerance', /4(19|20) s ahead/],
         ['no signature', unsigned, 400, 'missing-headers', /missing webhook-signature$/],
         ['no id or timestamp', anonymous, 400, 'missing-headers', /webhook-id, webhook-timestamp/],
         ['a body with no openId', notAnEvent, 400, 'not-an-event', /not a campusgate event/],
@@ -221,7 +227,7 @@ describe('campusgate-node webhookHandler in several processes', () => {
       assert.match(ours[0].message, /no-matching-secret/)
       assert.match(
         ours[1].message,
-        /\(timestamp-outside-tolerance\): webhook-timestamp is 3600 s behind/,
+        /\(timestamp-outside-tolerance\): webhook-timestamp is 360[01] s behind/,
       )
     } finally {
       process.off('warning', onWarning)
