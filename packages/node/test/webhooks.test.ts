@@ -247,7 +247,12 @@ describe('campusgate-node webhookHandler behind a global express.json()', () => 
     app.use(parser)
     app.post(
       '/campusgate/events',
-      webhookHandler({ secret, on: { 'user.erased': (event) => void received.push(event) } }),
+      webhookHandler({
+        secret,
+        on: { 'user.erased': (event) => void received.push(event) },
+        // The changed body's refusal is this test's to assert, not a warning to print.
+        onError: () => undefined,
+      }),
     )
     const server = app.listen(0, '127.0.0.1')
     await once(server, 'listening')
