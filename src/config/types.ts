@@ -95,6 +95,16 @@ export interface Config {
   readonly backups: BackupConfig | null
   /** The operator console: CONSOLE (`off` disables it) and CONSOLE_OPERATORS (subjects or emails). */
   readonly console: { readonly enabled: boolean; readonly operators: readonly string[] }
+  /** The app's backends that may introspect keys (`POST /introspect`); see config/backends.ts. */
+  readonly backends: BackendsConfig
+}
+
+/** BACKEND_CREDENTIALS (never printed) and RATE_LIMIT_PER_BACKEND. */
+export interface BackendsConfig {
+  /** Backend id → its secret (a Map: the configuration prints no secret as JSON). Empty: `POST /introspect` is not served. */
+  readonly credentials: ReadonlyMap<string, string>
+  /** Introspection requests per window per backend; 0 turns the limit off. */
+  readonly perBackendMax: number
 }
 
 export interface BackupConfig {
