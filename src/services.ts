@@ -67,8 +67,8 @@ export interface Services {
   accounts: Accounts
   /**
    * The unit of work for every account change (registration, logout, expiry, erasure, revocation,
-   * link, unlink, lapse, import): the change, its audit event and its lifecycle events in one
-   * transaction, the webhook worker woken after the commit.
+   * a registration code, an attempt's end, link, unlink, lapse, import): the change, its audit
+   * event and its lifecycle events in one transaction, the workers woken after the commit.
    */
   changes: AccountChanges
   mailWorker: MailWorker
@@ -163,6 +163,15 @@ export function createServices(deps: ServicesDeps): Services {
     maxAgeMs: config.sessionMaxAgeMs,
   }
   const sessionStore = createSessionStore(db, rule, clock)
+  const mailWorker = createMailWorker({
+    db: db.kysely,
+    dialect: db.dialect,
+    clock,
+    transport: mailTransport,
+    cipher,
+    log: log.child({ component: 'mail-worker' }),
+    onDelivery: (outcome) => metrics.mailDelivery(outcome),
+  })
   const changes = createAccountChanges({
     db: db.kysely,
     clock,
@@ -170,6 +179,7 @@ export function createServices(deps: ServicesDeps): Services {
     events,
     // A command line has no worker: what it emits waits in the database for a running service's.
     wake: () => webhookWorker?.kick(),
+    wakeMail: () => mailWorker.kick(),
     discardMail,
     registrations: db.groupedTransaction,
     sessions: { store: sessionStore, perUser: config.sessionsPerUser, rule },
@@ -191,15 +201,6 @@ export function createServices(deps: ServicesDeps): Services {
       sandboxApp: config.sandbox.messenger ? SANDBOX_APP : undefined,
     },
     onCall: (answered, seconds) => metrics.providerCall('messenger', answered, seconds),
-  })
-  const mailWorker = createMailWorker({
-    db: db.kysely,
-    dialect: db.dialect,
-    clock,
-    transport: mailTransport,
-    cipher,
-    log: log.child({ component: 'mail-worker' }),
-    onDelivery: (outcome) => metrics.mailDelivery(outcome),
   })
   const pruner = createPruner({
     db: db.kysely,
@@ -230,7 +231,6 @@ export function createServices(deps: ServicesDeps): Services {
     cipher,
     log: log.child({ component: 'university' }),
     audit,
-    onMailQueued: () => mailWorker.kick(),
     logLinks: config.smtpUrl === null,
     publicBaseUrl: config.publicBaseUrl,
     ...config.university,
