@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/schema.js'
-import type { UniversityView } from '../events/types.js'
+import type { UniversityView, UnlinkReason } from '../events/types.js'
 import { enqueueMail } from '../mail/outbox.js'
 import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
 import type { Mail } from '../mail/transport.js'
@@ -157,7 +157,12 @@ export async function unlinkUniversityAccount(
     reason,
     now,
     events,
-  }: { userId: string; linkedBefore: number; reason: 'lapsed' | 'revoked' } & StepContext,
+  }: {
+    userId: string
+    linkedBefore: number
+    /** A lapse, or an operator's unlink. */
+    reason: Extract<UnlinkReason, 'lapsed' | 'revoked'>
+  } & StepContext,
 ): Promise<boolean> {
   if (!(await lockUser(trx, userId))) return false
   if (!(await lapseLinkOfUser(trx, userId, linkedBefore, now))) return false
