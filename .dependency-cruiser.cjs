@@ -26,6 +26,11 @@ const STORES = [
   '^src/events/',
 ]
 
+// The steps of the account changes, and the modules that may import them: the unit of work, and
+// the steps themselves (they share helpers).
+const STEPS = '^src/accounts/(lifecycle|university|import)\\.ts$'
+const STEPS_AND_CHANGES = '^src/accounts/(changes|lifecycle|university|import)\\.ts$'
+
 module.exports = {
   allowed: [
     // Packages and Node's own modules.
@@ -122,6 +127,17 @@ module.exports = {
   ],
   allowedSeverity: 'error',
   forbidden: [
+    {
+      name: 'account-steps-through-changes',
+      comment:
+        'The steps of an account change (accounts/lifecycle.ts, university.ts, import.ts) run only ' +
+        'inside the unit of work, accounts/changes.ts, which writes the audit and lifecycle events ' +
+        'in the same transaction and wakes the workers after it (docs/architecture.md). Call ' +
+        'AccountChanges instead.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: STEPS_AND_CHANGES },
+      to: { path: STEPS },
+    },
     {
       name: 'no-circular',
       comment: 'Modules that import each other read as one; make them one, or cut the loop.',

@@ -3,6 +3,8 @@
 // installed, and the kits of packages/ on SQLite and on PostgreSQL. `--sqlite` leaves out the
 // PostgreSQL and Redis passes.
 // File name fragments as arguments narrow every pass to matching files.
+// Files run side by side, one a core and at most two (TEST_WORKERS), each file's output printed
+// whole when it ends; the files of ALONE (below, each with why) run after them, one at a time.
 // PostgreSQL comes from TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test),
 // Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9); when neither is set and nothing
 // answers at the default address, a throwaway one is started for the run (test-services.mjs).
@@ -10,6 +12,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { clearTimeout, setTimeout } from 'node:timers'
 import { existsSync, readdirSync, statSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { provideServices } from './test-services.mjs'
 
@@ -155,43 +158,88 @@ function runFile(file, env) {
 const count = (text, label) => Number(new RegExp(`^ℹ ${label} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
 
 /**
- * Runs one pass file by file, echoing each file's output, and reads the counts from the spec
- * reporter's summary. A file that hangs is run once more: Node 20's module-loader thread (which
- * tsx uses) can deadlock the main thread at an import (nodejs/node#50948); a file that hangs
- * twice, or fails, counts as failed.
+ * Files that run with no other file beside them, and why: they time what they test, or load the
+ * machine as a whole. Matched by path fragment. Every other file shares the machine with one more
+ * (WORKERS), since each file's own database, ports and folders keep it apart from the others.
  */
-async function run(pass) {
-  let passed = 0
-  let failed = 0
-  for (const file of pass.files) {
-    let result = await runFile(file, pass.env)
-    if (result.hung) {
-      console.log(`${file}: no end within ${FILE_TIMEOUT_MS / 1000} s, killed; running it again`)
-      result = await runFile(file, pass.env)
-    }
-    process.stdout.write(result.stdout)
-    process.stderr.write(result.stderr)
-    if (result.hung) console.log(`${file}: hung again, killed after ${FILE_TIMEOUT_MS / 1000} s`)
-    passed += count(result.stdout, 'pass')
-    // A crashed or hung file (no summary, or a non-zero exit) counts as one failure at least.
-    failed += count(result.stdout, 'fail') || (result.status === 0 && !result.hung ? 0 : 1)
+const ALONE = [
+  ['test/http/process-faults.', 'kills and restarts the service in the middle of load'],
+  ['test/http/contention.', "races requests on one user against SQLite's busy timeout"],
+  ['test/http/races.', 'counts on how concurrent requests interleave'],
+  [
+    'test/http/storage-faults.',
+    'fills small disks and tablespaces, holds write faults for set times',
+  ],
+  ['test/http/database-faults.', 'loses the database and expects answers within seconds'],
+  ['test/http/webhook-recovery.', 'SIGKILLs and restarts instances while deliveries are in flight'],
+  ['test/browser/', 'Chromium, with its own processes, and waits on what a page shows'],
+  ['test/scale/', 'several instances and their pools on one PostgreSQL and Redis'],
+  ['packages/miniprogram/test/wait-for-tier.', 'times its polling and an abort to the 100 ms'],
+  ['packages/miniprogram/test/rate-limit.', 'times a wait for Retry-After'],
+  ['packages/node/test/guards.', "times the guard's answer against its timeout"],
+  ['packages/node/test/check-failures.', 'times an answer that must not wait for the timeout'],
+]
+const aloneBecause = (file) => ALONE.find(([fragment]) => file.includes(fragment))?.[1] ?? null
+
+/** How many files run at once: one a core, at most two (TEST_WORKERS overrides). */
+const WORKERS = Math.max(1, Number(process.env.TEST_WORKERS ?? Math.min(2, availableParallelism())))
+
+/**
+ * Runs one file of a pass and prints its output whole once it ends, so that files running side
+ * by side never interleave. A file that hangs is run once more: Node 20's module-loader thread
+ * (which tsx uses) can deadlock the main thread at an import (nodejs/node#50948); a file that
+ * hangs twice, or fails, counts as failed. The counts are read from the spec reporter's summary.
+ */
+async function runJob({ pass, file }) {
+  const started = Date.now()
+  let result = await runFile(file, pass.env)
+  const notes = []
+  if (result.hung) {
+    notes.push(`${file}: no end within ${FILE_TIMEOUT_MS / 1000} s, killed; ran it again`)
+    result = await runFile(file, pass.env)
+    if (result.hung) notes.push(`${file}: hung again, killed after ${FILE_TIMEOUT_MS / 1000} s`)
   }
-  return { passed, failed }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1)
+  process.stdout.write(`\n=== ${pass.name}: ${file} (${seconds} s)\n\n${result.stdout}`)
+  process.stderr.write(result.stderr)
+  if (notes.length > 0) console.log(notes.join('\n'))
+  return {
+    passed: count(result.stdout, 'pass'),
+    // A crashed or hung file (no summary, or a non-zero exit) counts as one failure at least.
+    failed: count(result.stdout, 'fail') || (result.status === 0 && !result.hung ? 0 : 1),
+  }
 }
+
+const jobs = passes.flatMap((pass) => pass.files.map((file) => ({ pass, file })))
+const shared = jobs.filter((job) => aloneBecause(job.file) === null)
+const alone = jobs.filter((job) => aloneBecause(job.file) !== null)
+for (const pass of passes) {
+  if (pass.files.length > 0) console.log(`${pass.name}: ${pass.files.length} files`)
+}
+console.log(
+  `side by side, ${WORKERS} at a time: ${shared.length} files; then alone: ${alone.length}` +
+    alone.map((job) => `\n  ${job.pass.name}: ${job.file} (${aloneBecause(job.file)})`).join(''),
+)
 
 let passed = 0
 // In CI every pass runs: one that could not is a failure.
 let failed = ci ? leftOut.length : 0
+const tally = (counts) => {
+  passed += counts.passed
+  failed += counts.failed
+}
+const startedAt = Date.now()
 try {
-  for (const pass of passes) {
-    if (pass.files.length === 0) continue
-    console.log(`\n=== ${pass.name} (${pass.files.length} files)\n`)
-    const counts = await run(pass)
-    passed += counts.passed
-    failed += counts.failed
+  let next = 0
+  const worker = async () => {
+    while (next < shared.length) tally(await runJob(shared[(next += 1) - 1]))
   }
+  await Promise.all(Array.from({ length: Math.min(WORKERS, shared.length) }, worker))
+  for (const job of alone) tally(await runJob(job))
 } finally {
   await stopServices()
 }
+const minutes = ((Date.now() - startedAt) / 60_000).toFixed(1)
+console.log(`\n${jobs.length} files in ${minutes} min`)
 console.log(`\n${passed} passed, ${failed} failed`)
 process.exit(failed === 0 ? 0 : 1)

@@ -31,7 +31,7 @@ import { createSessions, type Sessions } from './sessions/service.js'
 import { createSessionStore } from './sessions/store.js'
 import type { TouchRule } from './sessions/touch-rule.js'
 import { createUniversityClient } from './university/client.js'
-import { createOidcClient, type OidcClient } from './university/oidc-client.js'
+import { createOidcIssuer, type OidcClient } from './university/oidc-client.js'
 import { createUniversity, type University } from './university/service.js'
 import { VERSION } from './version.js'
 
@@ -67,8 +67,8 @@ export interface Services {
   accounts: Accounts
   /**
    * The unit of work for every account change (registration, logout, expiry, erasure, revocation,
-   * link, unlink, lapse, import): the change, its audit event and its lifecycle events in one
-   * transaction, the webhook worker woken after the commit.
+   * a registration code, an attempt's end, link, unlink, lapse, import): the change, its audit
+   * event and its lifecycle events in one transaction, the workers woken after the commit.
    */
   changes: AccountChanges
   mailWorker: MailWorker
@@ -163,6 +163,15 @@ export function createServices(deps: ServicesDeps): Services {
     maxAgeMs: config.sessionMaxAgeMs,
   }
   const sessionStore = createSessionStore(db, rule, clock)
+  const mailWorker = createMailWorker({
+    db: db.kysely,
+    dialect: db.dialect,
+    clock,
+    transport: mailTransport,
+    cipher,
+    log: log.child({ component: 'mail-worker' }),
+    onDelivery: (outcome) => metrics.mailDelivery(outcome),
+  })
   const changes = createAccountChanges({
     db: db.kysely,
     clock,
@@ -170,6 +179,7 @@ export function createServices(deps: ServicesDeps): Services {
     events,
     // A command line has no worker: what it emits waits in the database for a running service's.
     wake: () => webhookWorker?.kick(),
+    wakeMail: () => mailWorker.kick(),
     discardMail,
     registrations: db.groupedTransaction,
     sessions: { store: sessionStore, perUser: config.sessionsPerUser, rule },
@@ -193,15 +203,6 @@ export function createServices(deps: ServicesDeps): Services {
     onCall: (answered, seconds) => metrics.providerCall('messenger', answered, seconds),
     log: log.child({ component: 'messenger' }),
   })
-  const mailWorker = createMailWorker({
-    db: db.kysely,
-    dialect: db.dialect,
-    clock,
-    transport: mailTransport,
-    cipher,
-    log: log.child({ component: 'mail-worker' }),
-    onDelivery: (outcome) => metrics.mailDelivery(outcome),
-  })
   const pruner = createPruner({
     db: db.kysely,
     clock,
@@ -211,47 +212,38 @@ export function createServices(deps: ServicesDeps): Services {
     auditRetentionMs: config.auditRetentionMs,
     ...(deps.onPruneProgress === undefined ? {} : { onProgress: deps.onPruneProgress }),
   })
+  // The university's OpenID Connect issuer, discovered once for tier 2 and the console's sign-in.
+  const oidcIssuer =
+    config.university.protocol === 'oidc' && config.university.issuer !== null
+      ? createOidcIssuer({
+          ...config.university,
+          issuer: config.university.issuer,
+          // An http: issuer (a development provider, the sandbox) never in production.
+          allowInsecureRequests: config.university.issuer.startsWith('http:'),
+          clock,
+          fetch: outbound,
+        })
+      : null
   const university = createUniversity({
     db: db.kysely,
     clock,
     client: createUniversityClient({ ...config.university, fetch: outbound }),
-    oidc:
-      config.university.protocol === 'oidc' && config.university.issuer !== null
-        ? createOidcClient({
-            ...config.university,
-            issuer: config.university.issuer,
-            redirectUri: `${config.publicBaseUrl}/authorize/university/callback`,
-            // An http: issuer (a development provider, the sandbox) never in production.
-            allowInsecureRequests: config.university.issuer.startsWith('http:'),
-            clock,
-            fetch: outbound,
-          })
-        : null,
+    oidc: oidcIssuer?.client(`${config.publicBaseUrl}/authorize/university/callback`) ?? null,
     mailLimits: config.mailLimits,
     cipher,
     log: log.child({ component: 'university' }),
     audit,
-    onMailQueued: () => mailWorker.kick(),
     logLinks: config.smtpUrl === null,
     publicBaseUrl: config.publicBaseUrl,
     ...config.university,
     registrationCodeTtlMs: config.registrationCodeTtlMs,
     changes,
   })
-  // A separate relying party for the console: its own redirect URI, state, nonce and PKCE.
+  // A separate relying party for the console (its own redirect URI, state, nonce and PKCE) on the
+  // same discovery.
   const consoleOidc =
-    config.console.enabled &&
-    config.console.operators.length > 0 &&
-    config.university.protocol === 'oidc' &&
-    config.university.issuer !== null
-      ? createOidcClient({
-          ...config.university,
-          issuer: config.university.issuer,
-          redirectUri: `${config.publicBaseUrl}/console/sign-in/university/callback`,
-          allowInsecureRequests: config.university.issuer.startsWith('http:'),
-          clock,
-          fetch: outbound,
-        })
+    oidcIssuer !== null && config.console.enabled && config.console.operators.length > 0
+      ? oidcIssuer.client(`${config.publicBaseUrl}/console/sign-in/university/callback`)
       : null
   const outbox = createOutbox({ db: db.kysely, clock, onDue: () => mailWorker.kick() })
   const accounts = createAccounts({ db: db.kysely, sessions, outbox, changes })

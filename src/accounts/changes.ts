@@ -5,28 +5,50 @@ import type { RunTransaction } from '../db/grouped-commits.js'
 import type { Database, Queryable } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { Events } from '../events/emitter.js'
+import type { MailLimits } from '../mail/caps.js'
+import type { Mail } from '../mail/transport.js'
+import { findUsersWithLapsedLinks } from '../users/store.js'
 import { importOriginalUsers, type ImportResult } from './import.js'
 import type { OriginalUser } from './import-plan.js'
 import {
   endSession,
   endSessionsOfUser,
   eraseUser,
-  linkUniversityAccount,
   registerUser,
-  unlinkUniversityAccount,
   type EndReason,
-  type LinkResult,
   type NewSession,
   type NewUser,
   type SessionPolicy,
-  type UniversityLinkChange,
 } from './lifecycle.js'
+import {
+  endAttempt,
+  issueRegistrationCode,
+  linkUniversityAccount,
+  unlinkUniversityAccount,
+  type AttemptEnd,
+  type LinkResult,
+  type NewCode,
+  type UniversityLinkChange,
+} from './university.js'
+
+export type {
+  AttemptEnd,
+  EndReason,
+  LinkResult,
+  NewCode,
+  NewSession,
+  NewUser,
+  SessionPolicy,
+  UniversityLinkChange,
+}
 
 /**
  * The unit of work for an account change: each call opens one transaction, makes the change
- * (`lifecycle.ts`), writes its audit event and its lifecycle events in it, and after the commit
- * wakes the webhook worker. Nothing else writes these audit events or wakes that worker, so a new
- * caller (a route, a command, the console) cannot forget either.
+ * (the steps of `lifecycle.ts`, `university.ts`, `import.ts`), writes its audit event and its
+ * lifecycle events in it, and after the commit wakes the worker that delivers what it queued (the
+ * webhook worker, or the mail worker for a registration code's email). Nothing else writes these
+ * audit events or wakes those workers for them, so a new caller (a route, a command, the console)
+ * cannot forget either; no other module may import the steps (.dependency-cruiser.cjs).
  *
  * `origin` says who asked: an API request, `cli:<user>`, an operator of the console by name, or
  * `system` (expiry, lapse).
@@ -58,12 +80,42 @@ export interface AccountChanges {
   }): Promise<number>
   /** Erases the user and discards the copies of its mails; false when there is no such user. */
   erase(change: { userId: string; openId: string; origin: Origin }): Promise<boolean>
-  /** Tier 2's last step (the callback), audited as `university-linked` when it links. */
+  /**
+   * Tier 2's first step (POST /register/university): the code and its confirmation email, queued
+   * in the same transaction; the mail worker is woken after the commit. Over a mail cap
+   * (`limits`) it throws `rateLimitExceeded` and writes nothing.
+   */
+  issueCode(change: {
+    code: NewCode
+    mail: Mail
+    limits: MailLimits | null
+    now: number
+  }): Promise<void>
+  /**
+   * The callback ends the user's attempt without a link, audited as `university-denied` or
+   * `university-failed` (with `reason`, the first 200 characters). False when another delivery
+   * moved the attempt first (nothing written).
+   */
+  endAttempt(change: {
+    attemptId: string
+    userId: string
+    from: 'redirected' | 'exchanging'
+    to: AttemptEnd
+    reason?: string
+    origin: Origin
+  }): Promise<boolean>
+  /**
+   * Tier 2's last step (the callback), audited as `university-linked` when it links and as
+   * `university-refused` when another user holds the identity (the attempt ends `taken`).
+   */
   link(change: { link: UniversityLinkChange; origin: Origin; now: number }): Promise<LinkResult>
   /** An operator removes the user's university link; the session stays, at tier 1. */
   unlink(change: { userId: string; origin: Origin }): Promise<boolean>
-  /** UNIVERSITY_LINK_MAX_AGE: the user's link made at or before `linkedBefore` lapses. */
-  lapse(change: { userId: string; linkedBefore: number; now: number }): Promise<boolean>
+  /**
+   * UNIVERSITY_LINK_MAX_AGE: up to `limit` links made at or before `linkedBefore` lapse, each in
+   * its own transaction. How many lapsed.
+   */
+  lapseLinks(change: { linkedBefore: number; now: number; limit: number }): Promise<number>
   /** `campusgate import-original`: one batch of the original's users, in one transaction. */
   importOriginal(change: {
     users: readonly OriginalUser[]
@@ -80,6 +132,8 @@ export interface AccountChangesOptions {
   events: Events
   /** Wakes the webhook worker after a commit that wrote events (a command line has none). */
   wake: () => void
+  /** Wakes the mail worker after a commit that queued a mail. */
+  wakeMail: () => void
   /** Deletes what the mail transport kept of erased mails (the .eml files). */
   discardMail: (mailIds: readonly string[]) => Promise<void>
   /** Where registrations run: `Db.groupedTransaction` (on SQLite, one commit per turn). */
@@ -87,6 +141,9 @@ export interface AccountChangesOptions {
   /** The sessions' store, their cap per user and the rule of which are live. */
   sessions: SessionPolicy
 }
+
+/** Why a link was refused under exclusive binding, in the trail and the log. */
+export const TAKEN = 'university account already linked to another account'
 
 export function createAccountChanges(options: AccountChangesOptions): AccountChanges {
   const { db, clock, audit, events, sessions, registrations } = options
@@ -168,11 +225,42 @@ export function createAccountChanges(options: AccountChangesOptions): AccountCha
       return true
     },
 
+    async issueCode({ code, mail, limits, now }) {
+      // No audit event and no lifecycle event: the code changes no tier until its link is used.
+      await inTransaction(db, (trx) => issueRegistrationCode(trx, { code, mail, now, limits }))
+      options.wakeMail()
+    },
+
+    endAttempt: ({ attemptId, userId, from, to, reason, origin }) =>
+      inTransaction(db, async (trx) => {
+        const now = clock.now().getTime()
+        if (!(await endAttempt(trx, { attemptId, from, to, now }))) return false
+        await record(
+          trx,
+          to === 'denied'
+            ? { type: 'university-denied', origin, userId }
+            : {
+                type: 'university-failed',
+                origin,
+                userId,
+                detail: { reason: (reason ?? '').slice(0, 200) },
+              },
+        )
+        return true
+      }),
+
     link: ({ link, origin, now }) =>
       change(async (trx) => {
         const linked = await linkUniversityAccount(trx, { link, now, events })
         if (linked.result === 'linked') {
           await record(trx, { type: 'university-linked', origin, userId: link.userId })
+        } else if (linked.result === 'taken') {
+          await record(trx, {
+            type: 'university-refused',
+            origin,
+            userId: link.userId,
+            detail: { reason: TAKEN },
+          })
         }
         return linked
       }),
@@ -189,19 +277,25 @@ export function createAccountChanges(options: AccountChangesOptions): AccountCha
         return true
       }),
 
-    lapse: ({ userId, linkedBefore, now }) =>
-      change(async (trx) => {
+    async lapseLinks({ linkedBefore, now, limit }) {
+      let lapsed = 0
+      for (const userId of await findUsersWithLapsedLinks(db, linkedBefore, limit)) {
         const reason = 'lapsed'
-        if (!(await unlinkUniversityAccount(trx, { userId, linkedBefore, reason, now, events })))
-          return false
-        await record(trx, {
-          type: 'university-unlinked',
-          origin: SYSTEM,
-          userId,
-          detail: { reason },
+        const went = await change(async (trx) => {
+          if (!(await unlinkUniversityAccount(trx, { userId, linkedBefore, reason, now, events })))
+            return false
+          await record(trx, {
+            type: 'university-unlinked',
+            origin: SYSTEM,
+            userId,
+            detail: { reason },
+          })
+          return true
         })
-        return true
-      }),
+        if (went) lapsed += 1
+      }
+      return lapsed
+    },
 
     importOriginal: ({ users, origin, now }) =>
       change(async (trx) => {

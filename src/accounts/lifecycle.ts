@@ -1,37 +1,25 @@
 import type { Queryable } from '../db/schema.js'
 import type { Events } from '../events/emitter.js'
-import type { SessionEndReason, UniversityView, UnlinkReason } from '../events/types.js'
-import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
-import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
-import type { Mail } from '../mail/transport.js'
+import type { SessionEndReason, UnlinkReason } from '../events/types.js'
+import { abandonMailOfCodes, deleteMailOfUser } from '../mail/outbox.js'
 import { deleteActiveDaysOfUser, type SessionStore } from '../sessions/store.js'
 import { isLive, utcDayOf, type TouchRule } from '../sessions/touch-rule.js'
-import {
-  deleteCodesOfUser,
-  endOpenAttemptsOfUser,
-  insertCode,
-  transitionAttempt,
-} from '../university/store.js'
+import { deleteCodesOfUser, endOpenAttemptsOfUser } from '../university/store.js'
 import {
   deleteUser,
-  findBindingHolder,
   findUserForEvents,
-  findUsersWithLapsedLinks,
-  lapseLinkOfUser,
-  lapseLinksOfBinding,
   lockUser,
   lockUserOfSession,
   nullifyCredentials,
-  setUniversityLink,
   upsertUser,
-  type UniversityIdentityRecord,
 } from '../users/store.js'
 
 /*
  * The steps of every change that writes more than one domain's tables, one function each, in a
- * transaction `changes.ts` opens. Each reads top to bottom; only `changes.ts` (the unit of work,
- * which also writes the audit event and wakes the webhook worker) calls them. The rules they follow
- * are in docs/decisions.md.
+ * transaction `changes.ts` opens; tier 2's are in university.ts, the import's in import.ts. Each
+ * reads top to bottom; only `changes.ts` (the unit of work, which also writes the audit event and
+ * wakes the workers) calls them, and `npm run deps` refuses any other import of these modules
+ * (.dependency-cruiser.cjs). The rules they follow are in docs/decisions.md.
  *
  * Lock order (docs/architecture.md): each function first locks the user's row (the upsert of
  * registration does so by writing it), then touches the user's other rows. Two of them racing for
@@ -212,7 +200,7 @@ function emitEnded(
   return events.emit(trx, who, { type: 'session.ended', data: { sessionId, reason } }, now)
 }
 
-function emitUnlinked(
+export function emitUnlinked(
   trx: Queryable,
   events: Events,
   who: Who,
@@ -226,7 +214,7 @@ function emitUnlinked(
  * Ends the user's registration codes and unfinished attempts, and abandons the undelivered mails
  * that carry those codes: their links would only answer 401.
  */
-async function retirePendingRegistration(
+export async function retirePendingRegistration(
   trx: Queryable,
   userId: string,
   now: number,
@@ -234,142 +222,6 @@ async function retirePendingRegistration(
   const codeIds = await deleteCodesOfUser(trx, userId)
   await abandonMailOfCodes(trx, codeIds, now)
   await endOpenAttemptsOfUser(trx, userId, now)
-}
-
-/**
- * Tier 2, step 1: a new code supersedes the user's older ones, and its mail is queued with it.
- * Over a mail cap (`limits`) it throws and nothing changes; the count runs after the user's row is
- * locked, so one user's requests are counted one at a time.
- */
-export async function issueRegistrationCode(
-  trx: Queryable,
-  {
-    code,
-    mail,
-    now,
-    limits,
-  }: {
-    code: { id: string; userId: string; codeHash: string; expiresAt: number }
-    mail: Mail
-    now: number
-    limits: MailLimits | null
-  },
-): Promise<void> {
-  await lockUser(trx, code.userId)
-  if (limits !== null) await enforceMailLimits(trx, limits, code.userId, mail.to, now)
-  await retirePendingRegistration(trx, code.userId, now)
-  await insertCode(trx, code, now)
-  await enqueueMail(
-    trx,
-    mail,
-    { now, expiresAt: code.expiresAt },
-    { userId: code.userId, registrationCodeId: code.id },
-  )
-}
-
-export type LinkResult =
-  { result: 'linked' } | { result: 'taken'; holderUserId: string } | { result: 'ended' }
-
-export interface UniversityLinkChange {
-  attemptId: string
-  userId: string
-  encryptedToken: string
-  identity: UniversityIdentityRecord | null
-  /** Exclusive binding: the identity's binding value; null under shared binding. */
-  binding: string | null
-  /** UNIVERSITY_LINK_MAX_AGE: a holder's link made at or before this has lapsed; null: never. */
-  lapsedBefore: number | null
-}
-
-/**
- * Tier 2, last step: completes the exchanging attempt and records the token and the identity on
- * the user. Under exclusive binding (`binding` set) an identity that another user's live link holds
- * is `taken`: the attempt ends so and nothing is linked. A holder's link older than
- * `lapsedBefore` (UNIVERSITY_LINK_MAX_AGE) has lapsed and lets go. `ended` when the attempt was
- * ended meanwhile (a logout during the token exchange): nothing is linked.
- */
-export async function linkUniversityAccount(
-  trx: Queryable,
-  { link, now, events }: { link: UniversityLinkChange } & StepContext,
-): Promise<LinkResult> {
-  if (!(await lockUser(trx, link.userId))) return { result: 'ended' }
-  if (link.binding !== null) {
-    if (link.lapsedBefore !== null) {
-      const lapsed = await lapseLinksOfBinding(trx, link.binding, link.lapsedBefore, now)
-      for (const holder of lapsed) {
-        await emitUnlinked(trx, events, { userId: holder.id, openId: holder.openId }, 'lapsed', now)
-      }
-    }
-    const holderUserId = await findBindingHolder(trx, link.binding, link.userId)
-    if (holderUserId !== null) {
-      const won = await transitionAttempt(trx, link.attemptId, 'exchanging', 'taken', now)
-      return won ? { result: 'taken', holderUserId } : { result: 'ended' }
-    }
-  }
-  if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) {
-    return { result: 'ended' }
-  }
-  await setUniversityLink(trx, link.userId, link, now)
-  await retirePendingRegistration(trx, link.userId, now)
-  const user = events.enabled ? await findUserForEvents(trx, link.userId) : null
-  if (user !== null) {
-    await events.emit(
-      trx,
-      { userId: link.userId, openId: user.openId },
-      { type: 'university.linked', data: { university: universityView(link.identity, now) } },
-      now,
-    )
-  }
-  return { result: 'linked' }
-}
-
-/** The identity as `GET /session` shows it (sessions/service.ts): what the provider did not give is absent. */
-function universityView(
-  identity: UniversityIdentityRecord | null,
-  linkedAt: number,
-): UniversityView {
-  return {
-    ...(identity?.subject === undefined ? {} : { subject: identity.subject }),
-    ...(identity?.email === undefined ? {} : { email: identity.email }),
-    ...(identity?.name === undefined ? {} : { name: identity.name }),
-    ...(identity?.isStudent === undefined ? {} : { isStudent: identity.isStudent }),
-    linkedAt: new Date(linkedAt).toISOString(),
-  }
-}
-
-/**
- * The users whose university link was made at or before `linkedBefore`, oldest first: those
- * `lapseUniversityLink` lets go. Read here so that sessions/ reaches the users table only through
- * this module.
- */
-export function usersWithLapsedLinks(
-  db: Queryable,
-  linkedBefore: number,
-  limit: number,
-): Promise<string[]> {
-  return findUsersWithLapsedLinks(db, linkedBefore, limit)
-}
-
-/**
- * The user's university link made at or before `linkedBefore` goes: UNIVERSITY_LINK_MAX_AGE
- * (`lapsed`: the tier already counted it lapsed) or an operator (`revoked`, any link until now).
- * The session stays, at tier 1; the member proves membership anew. Whether a link went.
- */
-export async function unlinkUniversityAccount(
-  trx: Queryable,
-  {
-    userId,
-    linkedBefore,
-    reason,
-    now,
-    events,
-  }: { userId: string; linkedBefore: number; reason: 'lapsed' | 'revoked' } & StepContext,
-): Promise<boolean> {
-  if (!(await lockUser(trx, userId))) return false
-  if (!(await lapseLinkOfUser(trx, userId, linkedBefore, now))) return false
-  const user = events.enabled ? await findUserForEvents(trx, userId) : null
-  if (user !== null) await emitUnlinked(trx, events, { userId, openId: user.openId }, reason, now)
-  return true
 }
 
 /**

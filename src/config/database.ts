@@ -1,6 +1,6 @@
 import type { Config } from './types.js'
 import { type Env, fail, type Problems, read } from './problems.js'
-import { integer } from './readers.js'
+import { withDefaults } from './readers.js'
 
 const DEFAULT_DATABASE_URL = 'sqlite:./data/campusgate.db'
 
@@ -14,7 +14,7 @@ export function readDatabase(
 ): Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'redisUrl'> {
   return {
     databaseUrl: guard(DEFAULT_DATABASE_URL, () => databaseUrl(env)),
-    databasePoolSize: guard(10, () => integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
+    databasePoolSize: withDefaults(env, { guard }).integer('DATABASE_POOL_SIZE', 10, 1, 1000),
     redisUrl: guard(null, () => redisUrl(env)),
   }
 }

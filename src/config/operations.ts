@@ -1,6 +1,6 @@
 import type { Config } from './types.js'
 import { type Env, fail, type Problems, read } from './problems.js'
-import { DAY_MS, duration } from './readers.js'
+import { withDefaults } from './readers.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -14,7 +14,7 @@ export function readOperations(
   return {
     logLevel,
     metricsToken: guard(null, () => metricsToken(env)),
-    auditRetentionMs: guard(90 * DAY_MS, () => duration(env, 'AUDIT_RETENTION', '90d', '3650d')),
+    auditRetentionMs: withDefaults(env, { guard }).duration('AUDIT_RETENTION', '90d', '3650d'),
   }
 }
 

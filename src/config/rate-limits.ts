@@ -1,18 +1,17 @@
 import type { RateLimitConfig } from './types.js'
 import type { Env, Problems } from './problems.js'
-import { duration, integer } from './readers.js'
+import { withDefaults } from './readers.js'
 
 // Far above any sensible limit, far below where a counter loses precision.
 const MAX_RATE_LIMIT = 1_000_000_000
 
 /** RATE_LIMIT_WINDOW and the three maxima (docs/decisions.md, "Rate limits"; 0 turns one off). */
-export function readRateLimits(env: Env, { guard }: Problems): RateLimitConfig {
+export function readRateLimits(env: Env, problems: Problems): RateLimitConfig {
+  const setting = withDefaults(env, problems)
   return Object.freeze({
-    windowMs: guard(60_000, () => duration(env, 'RATE_LIMIT_WINDOW', '1m', '1d')),
-    globalMax: guard(1000, () => integer(env, 'RATE_LIMIT_PER_ADDRESS', 1000, 0, MAX_RATE_LIMIT)),
-    sensitiveMax: guard(100, () =>
-      integer(env, 'RATE_LIMIT_REGISTRATION_PER_ADDRESS', 100, 0, MAX_RATE_LIMIT),
-    ),
-    perSessionMax: guard(600, () => integer(env, 'RATE_LIMIT_PER_SESSION', 600, 0, MAX_RATE_LIMIT)),
+    windowMs: setting.duration('RATE_LIMIT_WINDOW', '1m', '1d'),
+    globalMax: setting.integer('RATE_LIMIT_PER_ADDRESS', 1000, 0, MAX_RATE_LIMIT),
+    sensitiveMax: setting.integer('RATE_LIMIT_REGISTRATION_PER_ADDRESS', 100, 0, MAX_RATE_LIMIT),
+    perSessionMax: setting.integer('RATE_LIMIT_PER_SESSION', 600, 0, MAX_RATE_LIMIT),
   })
 }

@@ -1,10 +1,9 @@
 import { isIP } from 'node:net'
-import { type Env, fail, read } from './problems.js'
+import { type Env, fail, type Problems, read } from './problems.js'
 
 // The value kinds every section's variables are made of; each throws (through `fail`) a line that
 // names its variable.
 
-export const DAY_MS = 86_400_000
 const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 
 /** Parses durations such as `30d`, `30m`, `2s` or `500ms` into milliseconds. */
@@ -107,4 +106,19 @@ export function ipList(env: Env, name: string): string[] {
       fail(name, `"${item}" is not an IP address or CIDR`)
   }
   return items
+}
+
+/**
+ * The readers of a variable with a default, each writing the default once: a bad value is
+ * recorded (`guard`) and the default stands in, so reading goes on to name every bad variable.
+ */
+export function withDefaults(env: Env, { guard }: Pick<Problems, 'guard'>) {
+  return {
+    duration: (name: string, fallback: string, max: string): number =>
+      guard(parseDuration(fallback)!, () => duration(env, name, fallback, max)),
+    integer: (name: string, fallback: number, min: number, max: number): number =>
+      guard(fallback, () => integer(env, name, fallback, min, max)),
+    oneOf: <T extends string>(name: string, values: readonly T[], fallback: T): T =>
+      guard(fallback, () => oneOf(env, name, values, fallback)),
+  }
 }

@@ -1,15 +1,7 @@
 import { PROVIDER_TIMEOUT_MS } from './constants.js'
 import type { Config, UniversityProtocol } from './types.js'
 import { type Env, fail, type Problems, read } from './problems.js'
-import {
-  duration,
-  httpUrl,
-  ipList,
-  list,
-  oneOf,
-  optionalDuration,
-  optionalOneOf,
-} from './readers.js'
+import { httpUrl, ipList, list, optionalDuration, optionalOneOf, withDefaults } from './readers.js'
 
 /** The identity provider as given: which protocol, and the endpoints the operator named. */
 export interface UniversityProvider {
@@ -24,8 +16,10 @@ export interface UniversityProvider {
 
 /** UNIVERSITY_PROTOCOL, UNIVERSITY_ISSUER, UNIVERSITY_TOKEN_AUTH_METHOD and the UCL-API endpoints. */
 export function readUniversityProvider(env: Env, { guard, report }: Problems): UniversityProvider {
-  const protocol = guard('uclapi', () =>
-    oneOf(env, 'UNIVERSITY_PROTOCOL', ['uclapi', 'oidc'] as const, 'uclapi'),
+  const protocol = withDefaults(env, { guard }).oneOf(
+    'UNIVERSITY_PROTOCOL',
+    ['uclapi', 'oidc'] as const,
+    'uclapi',
   )
   const issuer = guard(undefined, () => httpUrl(env, 'UNIVERSITY_ISSUER', undefined, 'endpoint'))
   if (issuer !== undefined && protocol !== 'oidc') {
@@ -76,6 +70,7 @@ export function readUniversity(
   { simulated, sandboxBase }: { simulated: boolean; sandboxBase: string },
 ): Config['university'] {
   const { protocol } = provider
+  const setting = withDefaults(env, { guard })
   const clientId = read(env, 'UNIVERSITY_CLIENT_ID') ?? (simulated ? 'sandbox-client' : undefined)
   const clientSecret =
     read(env, 'UNIVERSITY_CLIENT_SECRET') ?? (simulated ? 'sandbox-secret' : undefined)
@@ -105,7 +100,7 @@ export function readUniversity(
     tokenUrl: provider.tokenUrl ?? `${sandboxBase}/university/token`,
     clientId: clientId ?? '',
     clientSecret: clientSecret ?? '',
-    attemptTtlMs: guard(10 * 60_000, () => duration(env, 'UNIVERSITY_ATTEMPT_TTL', '10m', '1d')),
+    attemptTtlMs: setting.duration('UNIVERSITY_ATTEMPT_TTL', '10m', '1d'),
     callbackBinding: bindingRaw === 'none' ? 'none' : 'cookie',
     callbackAllowedIps,
     timeoutMs: PROVIDER_TIMEOUT_MS,
@@ -114,8 +109,10 @@ export function readUniversity(
     scopes: read(env, 'UNIVERSITY_SCOPES') ?? 'openid email profile',
     tokenAuthMethod: provider.tokenAuthMethod,
     userInfoUrl: userInfoUrl ?? (simulated ? `${sandboxBase}/university/user/data` : null),
-    identityBinding: guard('exclusive', () =>
-      oneOf(env, 'UNIVERSITY_IDENTITY_BINDING', ['exclusive', 'shared'] as const, 'exclusive'),
+    identityBinding: setting.oneOf(
+      'UNIVERSITY_IDENTITY_BINDING',
+      ['exclusive', 'shared'] as const,
+      'exclusive',
     ),
     emailDomains: guard(null, () => emailDomains(env)),
     linkMaxAgeMs: guard(null, () => optionalDuration(env, 'UNIVERSITY_LINK_MAX_AGE', '3650d')),

@@ -1,7 +1,7 @@
 import { WEBHOOK_POLL_INTERVAL_MS, WEBHOOK_TRY_TIMEOUT_MS } from './constants.js'
 import type { WebhookConfig } from './types.js'
 import { type Env, fail, type Problems } from './problems.js'
-import { DAY_MS, duration, list } from './readers.js'
+import { list, withDefaults } from './readers.js'
 
 /** A further rule for each endpoint (production.ts's): the problem, or null when it holds. */
 export type EndpointRule = (url: URL, raw: string) => string | null
@@ -25,7 +25,7 @@ export function readWebhooks(
   return Object.freeze({
     endpoints: Object.freeze(endpoints),
     secrets: Object.freeze(secrets),
-    retryForMs: guard(3 * DAY_MS, () => duration(env, 'WEBHOOK_RETRY_FOR', '3d', '30d')),
+    retryForMs: withDefaults(env, { guard }).duration('WEBHOOK_RETRY_FOR', '3d', '30d'),
     tryTimeoutMs: WEBHOOK_TRY_TIMEOUT_MS,
     pollIntervalMs: WEBHOOK_POLL_INTERVAL_MS,
   })

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type EventType } from './types.js'
+import { EVENT_TYPES, SESSION_END_REASONS, UNLINK_REASONS, type EventType } from './types.js'
 
 /*
  * The `webhooks` section of the OpenAPI document (OpenAPI 3.1): what campusgate POSTs to each
@@ -8,11 +8,6 @@ import { EVENT_TYPES, type EventType } from './types.js'
 const ids = {
   userId: { type: 'string', description: "campusgate's id of the user." },
   openId: { type: 'string', description: "The user's messenger openId." },
-} as const
-
-const reasons = {
-  'session.ended': ['logout', 'expiry', 'rotation', 'revoked', 'erasure'],
-  'university.unlinked': ['logout', 'expiry', 'lapsed', 'erasure', 'revoked'],
 } as const
 
 const university = {
@@ -47,13 +42,13 @@ const extra: Record<EventType, { required: string[]; properties: Record<string, 
     required: ['sessionId', 'reason'],
     properties: {
       sessionId: { type: 'string' },
-      reason: { type: 'string', enum: reasons['session.ended'] },
+      reason: { type: 'string', enum: [...SESSION_END_REASONS] },
     },
   },
   'university.linked': { required: ['university'], properties: { university } },
   'university.unlinked': {
     required: ['reason'],
-    properties: { reason: { type: 'string', enum: reasons['university.unlinked'] } },
+    properties: { reason: { type: 'string', enum: [...UNLINK_REASONS] } },
   },
   'user.erased': { required: [], properties: {} },
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Dialect } from '../db/database.js'
-import type { Database, Queryable, WebhookDeliveryRow, WebhookDeliveryState } from '../db/schema.js'
+import type { Queryable, WebhookDeliveryRow, WebhookDeliveryState } from '../db/schema.js'
 import { claimDue, settleClaim, type Claim, type RowCondition } from '../lib/outbox.js'
 import { newId } from '../lib/secrets.js'
 
@@ -94,7 +94,7 @@ export async function claimDueDelivery(
   now: number,
   lockMs: number,
 ): Promise<ClaimedDelivery | null> {
-  const delivery = await claimDue<WebhookDeliveryRow, Database>(db, {
+  const delivery = await claimDue(db, {
     table: 'webhook_deliveries',
     unfinished: pending,
     alsoDue: firstOfItsUser,

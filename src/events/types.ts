@@ -15,8 +15,13 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number]
 
-export type SessionEndReason = 'logout' | 'expiry' | 'rotation' | 'revoked' | 'erasure'
-export type UnlinkReason = 'logout' | 'expiry' | 'lapsed' | 'erasure' | 'revoked'
+/** Why a session ended (`session.ended`): the one list the types and the OpenAPI enum come from. */
+export const SESSION_END_REASONS = ['logout', 'expiry', 'rotation', 'revoked', 'erasure'] as const
+export type SessionEndReason = (typeof SESSION_END_REASONS)[number]
+
+/** Why a user lost tier 2 (`university.unlinked`): the one list the types and the OpenAPI enum come from. */
+export const UNLINK_REASONS = ['logout', 'expiry', 'lapsed', 'erasure', 'revoked'] as const
+export type UnlinkReason = (typeof UNLINK_REASONS)[number]
 
 /** The university identity as `GET /session` shows it: fields the provider did not give are absent. */
 export interface UniversityView {

@@ -1,4 +1,12 @@
-import type { Expression, ExpressionBuilder, Kysely, SqlBool, Transaction } from 'kysely'
+import type {
+  Expression,
+  ExpressionBuilder,
+  Kysely,
+  Selectable,
+  SqlBool,
+  Transaction,
+  Updateable,
+} from 'kysely'
 
 /*
  * The machinery both outboxes share (mail_outbox, webhook_deliveries): claim a due row for a
@@ -14,6 +22,11 @@ export interface OutboxColumns {
   next_attempt_at: number
   locked_until: number | null
 }
+
+/** The tables of `DB` that have the machinery's columns: its outboxes. */
+export type OutboxTable<DB> = {
+  [T in keyof DB & string]: DB[T] extends OutboxColumns ? T : never
+}[keyof DB & string]
 
 type OutboxRow = OutboxColumns & Record<string, unknown>
 /** Any outbox table, seen as `outbox` (the claimed row) and `row` (the candidate). */
@@ -49,17 +62,17 @@ export interface Claim {
  * database has it (`skipLocked`: PostgreSQL) the sub-select also skips rows another worker is
  * claiming.
  */
-export async function claimDue<Row, DB>(
+export async function claimDue<DB, T extends OutboxTable<DB>>(
   db: OutboxQueryable<DB>,
   options: {
-    table: string
+    table: T
     unfinished: RowCondition
     alsoDue?: RowCondition
     now: number
     lockMs: number
     skipLocked: boolean
   },
-): Promise<Row | null> {
+): Promise<Selectable<DB[T]> | null> {
   const { table, unfinished, alsoDue, now, lockMs } = options
   const candidate = (column: string) => `row.${column}` as const
   const claimed = (column: string) => `outbox.${column}` as const
@@ -84,19 +97,20 @@ export async function claimDue<Row, DB>(
     )
     .returningAll()
     .executeTakeFirst()
-  return (row as Row | undefined) ?? null
+  return (row as Selectable<DB[T]> | undefined) ?? null
 }
 
 /**
- * Writes a claimed row's outcome (`set`, and its claim released) only if the row is still that
- * claim's: `attempts` is the fence. A delivery that outlived its lock, while another worker
- * claimed the row again, changes nothing. Whether the outcome was written.
+ * Writes a claimed row's outcome (`set`, columns of `table`: a misspelled one does not compile;
+ * the claim is released) only if the row is still that claim's: `attempts` is the fence. A
+ * delivery that outlived its lock, while another worker claimed the row again, changes nothing.
+ * Whether the outcome was written.
  */
-export async function settleClaim<DB>(
+export async function settleClaim<DB, T extends OutboxTable<DB>>(
   db: OutboxQueryable<DB>,
-  table: string,
+  table: T,
   claim: Claim,
-  set: Record<string, unknown>,
+  set: Omit<Updateable<DB[T]>, 'locked_until'>,
 ): Promise<boolean> {
   const result = await (db as unknown as OutboxDb)
     .updateTable(`${table} as outbox` as 'outbox')

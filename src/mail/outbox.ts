@@ -1,8 +1,8 @@
-import { sql } from 'kysely'
+import { sql, type Updateable } from 'kysely'
 import { claimDue, settleClaim, type Claim, type RowCondition } from '../lib/outbox.js'
 import { newId } from '../lib/secrets.js'
 import type { Dialect } from '../db/database.js'
-import type { Database, MailOutboxRow, Queryable } from '../db/schema.js'
+import type { MailOutboxRow, MailOutboxTable, Queryable } from '../db/schema.js'
 import type { Mail } from './transport.js'
 
 // The one store that writes `mail_outbox`.
@@ -98,7 +98,7 @@ export function claimDueMail(
   now: number,
   lockMs: number,
 ): Promise<MailOutboxRow | null> {
-  return claimDue<MailOutboxRow, Database>(db, {
+  return claimDue(db, {
     table: 'mail_outbox',
     unfinished: queued,
     now,
@@ -113,7 +113,7 @@ export function claimDueMail(
  */
 
 // A mail's bodies hold a live link: once it is sent or abandoned they are not kept.
-const WIPED = { text_body: null, html_body: null } as const
+const WIPED = { text_body: null, html_body: null } as const satisfies Updateable<MailOutboxTable>
 
 /** Marks a claimed mail abandoned (its link expired, or no key opens it) and wipes its bodies. */
 export async function markMailAbandoned(db: Queryable, claim: Claim, now: number): Promise<void> {

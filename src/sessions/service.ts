@@ -4,8 +4,7 @@ import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import type { Database } from '../db/schema.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
-import type { AccountChanges } from '../accounts/changes.js'
-import { usersWithLapsedLinks, type EndReason } from '../accounts/lifecycle.js'
+import type { AccountChanges, EndReason } from '../accounts/changes.js'
 import {
   countActiveUsersByDay,
   type SessionCounts,
@@ -268,12 +267,7 @@ export function createSessions(options: SessionsOptions): Sessions {
     async lapseExpiredLinks(limit) {
       if (linkMaxAgeMs === null) return 0
       const now = clock.now().getTime()
-      const linkedBefore = now - linkMaxAgeMs
-      let lapsed = 0
-      for (const userId of await usersWithLapsedLinks(db, linkedBefore, limit)) {
-        if (await changes.lapse({ userId, linkedBefore, now })) lapsed += 1
-      }
-      return lapsed
+      return changes.lapseLinks({ linkedBefore: now - linkMaxAgeMs, now, limit })
     },
 
     async endExpired(limit) {

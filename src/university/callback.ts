@@ -1,12 +1,11 @@
 import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { AccountChanges } from '../accounts/changes.js'
-import { fromRequest, type Audit, type AuditEvent } from '../audit/audit.js'
+import { TAKEN, type AccountChanges } from '../accounts/changes.js'
+import { fromRequest, type Audit } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { CallbackBinding, IdentityBinding } from '../config.js'
-import type { AttemptStatus, Database } from '../db/schema.js'
-import { inTransaction } from '../db/transaction.js'
+import type { Database } from '../db/schema.js'
 import type { Cipher } from '../lib/encryption.js'
 import { hashSecret, MAX_SECRET_LENGTH, secretsEqual } from '../lib/secrets.js'
 import type { UniversityClient } from './client.js'
@@ -54,9 +53,9 @@ export interface CallbackOptions {
   linkMaxAgeMs: number | null
   /** Encrypts the provider's token: the app's features may call the university with it later. */
   cipher: Cipher
-  /** The trail of what the callback refused, denied or failed; a link is audited by `changes`. */
+  /** The trail of what the callback refused (a change is audited by `changes`). */
   audit: Audit
-  /** The link itself: its audit event and its lifecycle events. */
+  /** Every change the callback makes (a denial, a failure, the link), with its audit event. */
   changes: AccountChanges
   /** The UCL-API token exchange and user data. */
   client: UniversityClient
@@ -83,44 +82,35 @@ export function createCallback(options: CallbackOptions): Callback {
   const { db, clock, log, client } = options
   const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
 
-  /** docs/decisions.md, "Tier 2 round trip": a refused callback changes nothing and is logged as a security event, secrets aside. */
+  /** docs/decisions.md, "Tier 2 round trip": a refused callback is logged as a security event, secrets aside. */
+  function logRefusal(reason: string, input: CallbackInput): void {
+    log.warn(
+      {
+        event: 'university-callback-refused',
+        reason,
+        state: input.state?.slice(0, 128),
+        ip: input.ip,
+      },
+      'university callback refused',
+    )
+  }
+
+  /** A callback that changes nothing: logged, and recorded in the trail on its own. */
   async function refuse(
     reason: string,
     input: CallbackInput,
     userId: string | null = null,
   ): Promise<CallbackResult> {
-    const state = input.state?.slice(0, 128)
-    log.warn(
-      { event: 'university-callback-refused', reason, state, ip: input.ip },
-      'university callback refused',
-    )
+    logRefusal(reason, input)
     await options.audit.record(db, {
       type: 'university-refused',
       origin: fromRequest(input.ip),
       userId,
       // The user the callback names (`state`), whoever sent it: the actor is the caller's address.
-      openId: userId === null ? (state ?? null) : null,
+      openId: userId === null ? (input.state?.slice(0, 128) ?? null) : null,
       detail: { reason },
     })
     return IGNORED
-  }
-
-  /**
-   * Moves the attempt from `from` to `to` and records its audit event in one transaction: the
-   * trail never tells of a denial or failure that did not happen, nor misses one that did. False
-   * when another delivery moved the attempt first (nothing written).
-   */
-  function settle(
-    attemptId: string,
-    from: AttemptStatus,
-    to: AttemptStatus,
-    event: AuditEvent,
-  ): Promise<boolean> {
-    return inTransaction(db, async (trx) => {
-      if (!(await transitionAttempt(trx, attemptId, from, to, clock.now().getTime()))) return false
-      await options.audit.record(trx, event)
-      return true
-    })
   }
 
   async function fail(
@@ -129,11 +119,13 @@ export function createCallback(options: CallbackOptions): Callback {
     boundToBrowser: boolean,
     input: CallbackInput,
   ) {
-    await settle(attempt.id, 'exchanging', 'failed', {
-      type: 'university-failed',
-      origin: fromRequest(input.ip),
+    await options.changes.endAttempt({
+      attemptId: attempt.id,
       userId: attempt.user_id,
-      detail: { reason: reason.slice(0, 200) },
+      from: 'exchanging',
+      to: 'failed',
+      reason,
+      origin: fromRequest(input.ip),
     })
     log.warn(
       { event: 'university-link-failed', attemptId: attempt.id, reason },
@@ -175,7 +167,8 @@ export function createCallback(options: CallbackOptions): Callback {
       return refuse('attempt ended during the token exchange', input, attempt.user_id)
     }
     if (linked.result === 'taken') {
-      await refuse('university account already linked to another account', input, attempt.user_id)
+      // Audited with the change (the attempt ended `taken`).
+      logRefusal(TAKEN, input)
       log.warn(
         {
           event: 'university-identity-taken',
@@ -227,10 +220,12 @@ export function createCallback(options: CallbackOptions): Callback {
     const boundToBrowser = cookieHash !== null
 
     if (denial || input.code === undefined) {
-      const won = await settle(attempt.id, 'redirected', 'denied', {
-        type: 'university-denied',
-        origin: fromRequest(input.ip),
+      const won = await options.changes.endAttempt({
+        attemptId: attempt.id,
         userId: attempt.user_id,
+        from: 'redirected',
+        to: 'denied',
+        origin: fromRequest(input.ip),
       })
       if (!won) return refuse('attempt already handled', input, attempt.user_id)
       log.info(
@@ -271,11 +266,13 @@ export function createCallback(options: CallbackOptions): Callback {
     if (input.error !== undefined || input.code === undefined || input.code === '') {
       const denied = userDeclined(input.error)
       const reason = describeProviderAnswer(input.error, input.errorDescription)
-      const won = await settle(attempt.id, 'redirected', denied ? 'denied' : 'failed', {
-        type: denied ? 'university-denied' : 'university-failed',
-        origin: fromRequest(input.ip),
+      const won = await options.changes.endAttempt({
+        attemptId: attempt.id,
         userId: attempt.user_id,
-        ...(denied ? {} : { detail: { reason: reason.slice(0, 200) } }),
+        from: 'redirected',
+        to: denied ? 'denied' : 'failed',
+        reason,
+        origin: fromRequest(input.ip),
       })
       if (!won) return refuse('attempt already handled', input, attempt.user_id)
       log[denied ? 'info' : 'warn'](

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import * as oauth from 'oauth4webapi'
 import * as oidc from 'openid-client'
 import type { Clock } from '../clock.js'
 import type { TokenAuthMethod } from '../config.js'
@@ -48,9 +49,11 @@ export interface OidcClient {
   authorizationUrl(state: string, secrets: AttemptSecrets): Promise<string>
   /**
    * RFC 9207: the callback's `iss` must be the discovered issuer. A missing `iss` is accepted
-   * only from a provider that does not advertise the parameter (Entra ID does not). Null when
-   * accepted; otherwise why not, for the log: a wrong `iss`, or the issuer's discovery failing
-   * (then nothing can be checked, and the callback is refused as well).
+   * only from a provider that does not advertise the parameter (Entra ID does not). The rule is
+   * the library's (the check `complete`'s grant makes again), asked before anything changes so
+   * that a refused callback changes nothing. Null when accepted; otherwise why not, for the log:
+   * a wrong `iss`, or the issuer's discovery failing (then nothing can be checked, and the
+   * callback is refused as well).
    */
   checkIssuer(iss: string | undefined): Promise<string | null>
   /** Exchanges the code (PKCE) and verifies the ID token: issuer, audience, signature, nonce, expiry. */
@@ -68,12 +71,16 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
-export interface OidcClientOptions {
+/** One discovered issuer, shared by its relying parties (tier 2 and the console's sign-in). */
+export interface OidcIssuer {
+  /** A relying party of this issuer whose callback is `redirectUri` (registered at the provider). */
+  client(redirectUri: string): OidcClient
+}
+
+export interface OidcIssuerOptions {
   issuer: string
   clientId: string
   clientSecret: string
-  /** `${PUBLIC_BASE_URL}/authorize/university/callback`, registered at the provider. */
-  redirectUri: string
   scopes: string
   /** UNIVERSITY_TOKEN_AUTH_METHOD; null: chosen from the discovery document. */
   tokenAuthMethod: TokenAuthMethod | null
@@ -127,12 +134,14 @@ export function tokenAuthMethodFor(
 }
 
 /**
- * How long one discovery's configuration serves before the issuer is discovered again. A fresh
- * configuration starts with no keys, so its first ID token fetches the provider's keys: a key
- * rotation is followed within this time on the app's clock. Within it, openid-client's key cache
- * serves the keys it fetched, so an unknown `kid` cannot make us hammer the provider.
+ * How long one discovery's metadata serves before the issuer is discovered again, on the app's
+ * clock. The provider's keys are not tied to it: openid-client keeps them apart, with a cache age
+ * (keys older than five minutes are fetched again) and a cooldown (an ID token with an unknown
+ * key id fetches them again once they are a minute old, so a key rotation is followed within a
+ * minute and a forged `kid` cannot make us hammer the provider), both on the system clock; the
+ * keys are carried to each new discovery's configuration.
  */
-const CONFIGURATION_MAX_AGE_MS = 60_000
+const DISCOVERY_MAX_AGE_MS = 60_000
 
 interface Discovered {
   config: oidc.Configuration
@@ -141,12 +150,12 @@ interface Discovered {
 }
 
 /**
- * OpenID Connect relying party over openid-client v6: discovery of the issuer, authorization
+ * OpenID Connect relying parties over openid-client v6: discovery of the issuer, authorization
  * code flow with PKCE and a nonce, ID token signatures verified even from the token endpoint.
- * One discovered `Configuration` serves every call until it is a minute old; openid-client keeps
- * the provider's keys with it.
+ * One discovered `Configuration` serves every relying party of the issuer until it is a minute
+ * old; openid-client keeps the provider's keys with it.
  */
-export function createOidcClient(options: OidcClientOptions): OidcClient {
+export function createOidcIssuer(options: OidcIssuerOptions): OidcIssuer {
   const doFetch = options.fetch ?? fetch
   const customFetch: oidc.CustomFetch = (url, init) => doFetch(url, init)
   const timeoutSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000))
@@ -160,20 +169,37 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
   let current: Discovered | null = null
   let pending: Promise<oidc.Configuration> | null = null
 
-  function discover(): Promise<oidc.Configuration> {
-    return oidc.discovery(new URL(options.issuer), options.clientId, undefined, clientAuth, {
-      [oidc.customFetch]: customFetch,
-      execute: [
-        ...(options.allowInsecureRequests ? [oidc.allowInsecureRequests] : []),
-        oidc.enableNonRepudiationChecks,
-      ],
-      timeout: timeoutSeconds,
-    })
+  async function discover(): Promise<oidc.Configuration> {
+    const config = await oidc.discovery(
+      new URL(options.issuer),
+      options.clientId,
+      undefined,
+      clientAuth,
+      {
+        [oidc.customFetch]: customFetch,
+        execute: [
+          ...(options.allowInsecureRequests ? [oidc.allowInsecureRequests] : []),
+          oidc.enableNonRepudiationChecks,
+        ],
+        timeout: timeoutSeconds,
+      },
+    )
+    // The keys the last configuration fetched serve on (openid-client ages them), unless the
+    // provider now publishes its keys elsewhere.
+    const previous = current?.config
+    const keys = previous === undefined ? undefined : oidc.getJwksCache(previous)
+    if (
+      keys !== undefined &&
+      previous?.serverMetadata().jwks_uri === config.serverMetadata().jwks_uri
+    ) {
+      oidc.setJwksCache(config, keys)
+    }
+    return config
   }
 
   function configuration(): Promise<oidc.Configuration> {
     const now = options.clock.now().getTime()
-    if (current !== null && now - current.atMs < CONFIGURATION_MAX_AGE_MS) {
+    if (current !== null && now - current.atMs < DISCOVERY_MAX_AGE_MS) {
       return Promise.resolve(current.config)
     }
     pending ??= discover()
@@ -197,11 +223,7 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
     return pending
   }
 
-  async function metadata(): Promise<oidc.ServerMetadata> {
-    return (await configuration()).serverMetadata()
-  }
-
-  /** Why `metadata()` failed, as the failure line of the discovery call (the cause, unwrapped). */
+  /** Why `configuration()` failed, as the failure line of the discovery call (the cause, unwrapped). */
   function discoveryFailure(
     error: unknown,
     secrets: readonly (string | undefined)[],
@@ -211,103 +233,117 @@ export function createOidcClient(options: OidcClientOptions): OidcClient {
   }
 
   return {
-    async authorizationUrl(state, secrets) {
-      const server = await metadata()
-      if (server.authorization_endpoint === undefined) {
-        throw new ProviderUnavailableError({ cause: new Error('no authorization_endpoint') })
-      }
-      // The seed's shape, `?client_id=<id>&state=<openId>`, then the OpenID Connect parameters.
-      const url = new URL(server.authorization_endpoint)
-      const parameters: [string, string][] = [
-        ['client_id', options.clientId],
-        ['state', state],
-        ['response_type', 'code'],
-        ['redirect_uri', options.redirectUri],
-        ['scope', options.scopes],
-        ['code_challenge', await oidc.calculatePKCECodeChallenge(secrets.codeVerifier)],
-        ['code_challenge_method', 'S256'],
-        ['nonce', secrets.nonce],
-      ]
-      for (const [name, value] of parameters) url.searchParams.set(name, value)
-      return url.toString()
-    },
-
-    async checkIssuer(iss) {
-      let server: oidc.ServerMetadata
-      try {
-        server = await metadata()
-      } catch (error) {
-        return discoveryFailure(error, [options.clientSecret])
-      }
-      const accepted =
-        iss === undefined
-          ? server.authorization_response_iss_parameter_supported !== true
-          : iss === server.issuer
-      return accepted ? null : WRONG_ISS
-    },
-
-    async complete(params, expected) {
-      const secrets = [params.code, options.clientSecret, expected.codeVerifier]
-      if (params.error !== undefined || params.code === undefined) {
-        return userDeclined(params.error)
-          ? { kind: 'denied' }
-          : {
-              kind: 'failed',
-              reason: describeProviderAnswer(params.error, params.error_description, secrets),
-            }
-      }
-      let config: oidc.Configuration
-      try {
-        config = await configuration()
-      } catch (error) {
-        return { kind: 'failed', reason: await discoveryFailure(error, secrets) }
-      }
-      const server = config.serverMetadata()
-      // Only what the provider sent, on the registered redirect URI: never the request's Host.
-      const callback = new URL(options.redirectUri)
-      for (const name of ['code', 'state', 'iss'] as const) {
-        const value = params[name]
-        if (value !== undefined) callback.searchParams.set(name, value)
-      }
-      const method = tokenAuthMethodFor(options.tokenAuthMethod, server)
-      // Named in the failure line: which call to the provider failed.
-      let call = `token request (${method})`
-      try {
-        const tokens = await oidc.authorizationCodeGrant(config, callback, {
-          pkceCodeVerifier: expected.codeVerifier,
-          expectedNonce: expected.nonce,
-          expectedState: expected.state,
-          idTokenExpected: true,
-        })
-        const claims: Record<string, unknown> = { ...tokens.claims() }
-        if (
-          (text(claims.email) === undefined || text(claims.name) === undefined) &&
-          server.userinfo_endpoint !== undefined
-        ) {
-          call = 'userinfo request'
-          const userInfo = await oidc.fetchUserInfo(config, tokens.access_token, String(claims.sub))
-          for (const [name, value] of Object.entries(userInfo)) claims[name] ??= value
+    client: (redirectUri) => ({
+      async authorizationUrl(state, secrets) {
+        const config = await configuration()
+        // The seed's shape, `?client_id=<id>&state=<openId>`, then the OpenID Connect parameters.
+        const parameters = {
+          client_id: options.clientId,
+          state,
+          response_type: 'code',
+          redirect_uri: redirectUri,
+          scope: options.scopes,
+          code_challenge: await oidc.calculatePKCECodeChallenge(secrets.codeVerifier),
+          code_challenge_method: 'S256',
+          nonce: secrets.nonce,
         }
-        const email = text(claims.email)
-        const name = text(claims.name)
-        const isStudent = studentStatus(claims)
-        return {
-          kind: 'linked',
-          identity: {
-            issuer: String(claims.iss),
-            subject: String(claims.sub),
-            ...(email === undefined ? {} : { email }),
-            ...(name === undefined ? {} : { name }),
-            ...(isStudent === undefined ? {} : { isStudent }),
-          },
-          tokens: {
-            accessToken: tokens.access_token,
-            ...(tokens.refresh_token === undefined ? {} : { refreshToken: tokens.refresh_token }),
-          },
+        try {
+          return oidc.buildAuthorizationUrl(config, parameters).toString()
+        } catch (error) {
+          // No usable authorization endpoint in the discovery document.
+          throw new ProviderUnavailableError({ cause: error })
         }
-      } catch (error) {
-        return { kind: 'failed', reason: await describeCallFailure(call, error, secrets) }
-      }
-    },
+      },
+
+      async checkIssuer(iss) {
+        let config: oidc.Configuration
+        try {
+          config = await configuration()
+        } catch (error) {
+          return discoveryFailure(error, [options.clientSecret])
+        }
+        const response = new URLSearchParams(iss === undefined ? {} : { iss })
+        try {
+          oauth.validateAuthResponse(
+            config.serverMetadata(),
+            { client_id: options.clientId },
+            response,
+            oauth.skipStateCheck,
+          )
+          return null
+        } catch {
+          return WRONG_ISS
+        }
+      },
+
+      async complete(params, expected) {
+        const secrets = [params.code, options.clientSecret, expected.codeVerifier]
+        if (params.error !== undefined || params.code === undefined) {
+          return userDeclined(params.error)
+            ? { kind: 'denied' }
+            : {
+                kind: 'failed',
+                reason: describeProviderAnswer(params.error, params.error_description, secrets),
+              }
+        }
+        let config: oidc.Configuration
+        try {
+          config = await configuration()
+        } catch (error) {
+          return { kind: 'failed', reason: await discoveryFailure(error, secrets) }
+        }
+        const server = config.serverMetadata()
+        // Only what the provider sent, on the registered redirect URI: never the request's Host.
+        // The grant checks `iss` (RFC 9207) and `state` before it exchanges the code.
+        const callback = new URL(redirectUri)
+        for (const name of ['code', 'state', 'iss'] as const) {
+          const value = params[name]
+          if (value !== undefined) callback.searchParams.set(name, value)
+        }
+        const method = tokenAuthMethodFor(options.tokenAuthMethod, server)
+        // Named in the failure line: which call to the provider failed.
+        let call = `token request (${method})`
+        try {
+          const tokens = await oidc.authorizationCodeGrant(config, callback, {
+            pkceCodeVerifier: expected.codeVerifier,
+            expectedNonce: expected.nonce,
+            expectedState: expected.state,
+            idTokenExpected: true,
+          })
+          const claims: Record<string, unknown> = { ...tokens.claims() }
+          if (
+            (text(claims.email) === undefined || text(claims.name) === undefined) &&
+            server.userinfo_endpoint !== undefined
+          ) {
+            call = 'userinfo request'
+            const userInfo = await oidc.fetchUserInfo(
+              config,
+              tokens.access_token,
+              String(claims.sub),
+            )
+            for (const [name, value] of Object.entries(userInfo)) claims[name] ??= value
+          }
+          const email = text(claims.email)
+          const name = text(claims.name)
+          const isStudent = studentStatus(claims)
+          return {
+            kind: 'linked',
+            identity: {
+              issuer: String(claims.iss),
+              subject: String(claims.sub),
+              ...(email === undefined ? {} : { email }),
+              ...(name === undefined ? {} : { name }),
+              ...(isStudent === undefined ? {} : { isStudent }),
+            },
+            tokens: {
+              accessToken: tokens.access_token,
+              ...(tokens.refresh_token === undefined ? {} : { refreshToken: tokens.refresh_token }),
+            },
+          }
+        } catch (error) {
+          return { kind: 'failed', reason: await describeCallFailure(call, error, secrets) }
+        }
+      },
+    }),
   }
 }

@@ -7,12 +7,10 @@ import { sealMail } from '../mail/sealed.js'
 import type { CallbackBinding, IdentityBinding, UniversityProtocol } from '../config.js'
 import type { Database } from '../db/schema.js'
 import type { AccountChanges } from '../accounts/changes.js'
-import { inTransaction } from '../db/transaction.js'
 import { AppError } from '../errors.js'
 import { generateSecret, hashSecret, MAX_SECRET_LENGTH, newId } from '../lib/secrets.js'
 import type { UniversityClient } from './client.js'
 import { confirmationEmail } from './confirmation-email.js'
-import { issueRegistrationCode } from '../accounts/lifecycle.js'
 import type { MailLimits } from '../mail/caps.js'
 import { emailDomainAllowed } from './email-domains.js'
 import { attemptSecrets, ProviderUnavailableError, type OidcClient } from './oidc-client.js'
@@ -46,8 +44,6 @@ export interface UniversityOptions {
   cipher: Cipher
   log: FastifyBaseLogger
   audit: Audit
-  /** Called after a mail was committed to the outbox. */
-  onMailQueued: () => void
   /** Log confirmation links (only when mail goes to .eml files, for local development). */
   logLinks: boolean
   publicBaseUrl: string
@@ -65,7 +61,7 @@ export interface UniversityOptions {
   emailDomains: readonly string[] | null
   linkMaxAgeMs: number | null
   mailLimits: MailLimits
-  /** The link (the callback's last step), with its audit and lifecycle events. */
+  /** Every change the round trip makes: the code and its mail, the attempt's end, the link. */
   changes: AccountChanges
 }
 
@@ -112,18 +108,15 @@ export function createUniversity(options: UniversityOptions): University {
         confirmationEmail(email, link, options.registrationCodeTtlMs, new Date(now), locale),
       )
       const codeId = newId()
-      await inTransaction(db, (trx) =>
-        issueRegistrationCode(trx, {
-          code: { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
-          mail,
-          now,
-          limits: options.mailLimits,
-        }),
-      )
+      await options.changes.issueCode({
+        code: { id: codeId, userId, codeHash: hashSecret(code), expiresAt },
+        mail,
+        limits: options.mailLimits,
+        now,
+      })
       if (options.logLinks) {
         log.info({ link }, 'no SMTP_URL: confirmation email written to the outbox folder')
       }
-      options.onMailQueued()
     },
 
     async openLink(code) {

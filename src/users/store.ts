@@ -260,15 +260,6 @@ export async function deleteUser(db: Queryable, userId: string): Promise<void> {
   await db.deleteFrom('users').where('id', '=', userId).execute()
 }
 
-export async function findUserIdByOpenId(db: Queryable, openId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom('users')
-    .select('id')
-    .where('open_id', '=', openId)
-    .executeTakeFirst()
-  return row?.id ?? null
-}
-
 export async function findUserByOpenId(db: Queryable, openId: string): Promise<UserRow | null> {
   const row = await db
     .selectFrom('users')

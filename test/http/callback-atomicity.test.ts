@@ -121,4 +121,40 @@ describe('the tier-2 callback writes its outcome and its audit event in one tran
     assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['failed'])
     assert.equal(await eventsOf(user.openId, 'university-failed'), 1)
   })
+
+  let alanLinked = false
+  /** A user whose round trip signs in as `alan`, whom another user linked first. */
+  async function userFindingAlanTaken() {
+    if (!alanLinked) {
+      const holder = await userInBrowser()
+      const linked = await followCallback(
+        await decideAtProvider(stack, holder.openId, 'allow', 'alan'),
+        holder.cookie,
+      )
+      assert.match(linked.text, /University account linked/)
+      alanLinked = true
+    }
+    const user = await userInBrowser()
+    return { ...user, callback: await decideAtProvider(stack, user.openId, 'allow', 'alan') }
+  }
+
+  it('an identity another user holds: the attempt ends taken and the trail says so, once each', async () => {
+    const user = await userFindingAlanTaken()
+    assert.match((await followCallback(user.callback, user.cookie)).text, /Already linked/)
+    assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['taken'])
+    assert.equal(await eventsOf(user.openId, 'university-refused'), 1)
+  })
+
+  it('a taken identity whose audit event cannot be written does not end the attempt taken', async () => {
+    const user = await userFindingAlanTaken()
+    await refuseAuditEvents('university-refused')
+    try {
+      assert.equal((await followCallback(user.callback, user.cookie)).status, 200)
+      // Claimed for the exchange, never marked taken without its event; it expires unfinished.
+      assert.deepEqual(await attemptStatusesOf(stack, user.openId), ['exchanging'])
+      assert.equal(await eventsOf(user.openId, 'university-refused'), 0)
+    } finally {
+      await acceptAuditEvents()
+    }
+  })
 })

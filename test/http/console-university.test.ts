@@ -2,7 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { TestClock } from '../helpers/clock.js'
 import { getPage, TEST_KEY } from '../helpers/console.js'
-import { startOidcStack, type OidcStack } from '../helpers/oidc-stack.js'
+import {
+  oidcSignInAndReturn,
+  oidcUserInBrowser,
+  startOidcStack,
+  type OidcStack,
+} from '../helpers/oidc-stack.js'
 import { parseSetCookie } from '../helpers/stack.js'
 
 /**
@@ -106,5 +111,13 @@ describe('the operator console: university sign-in of CONSOLE_OPERATORS', () => 
 
     const stray = await getPage(callback, null)
     assert.equal(stray.status, 403)
+  })
+
+  it("discovers the issuer once for both a member's tier-2 link and the operators' sign-ins", async () => {
+    const user = await oidcUserInBrowser(stack)
+    assert.match((await oidcSignInAndReturn(stack, user)).done.text, /University account linked/)
+    assert.equal((await signInAs('carol')).back.status, 200)
+    // The app's clock has not moved since the stack started: one discovery serves every request.
+    assert.equal(stack.oidc.discoveries(), 1)
   })
 })

@@ -2,13 +2,15 @@ import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { freePort, MEDIA_TYPE } from '../helpers/service.js'
 import { mintLoginCode, registerMessenger, startStack, type Stack } from '../helpers/stack.js'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
+import { ensureToolFolder } from '../../scripts/tool-folder.mjs'
 
-const PRISM = resolve('node_modules/.bin/prism')
+/** Prism and its stacks (Postman's, Faker) are installed on first use, apart from npm ci. */
+const PRISM_FOLDER = 'test/tools/prism'
 
 interface Violation {
   location: string[]
@@ -30,13 +32,14 @@ describe('the OpenAPI document, checked by Stoplight Prism as a validating proxy
   const seen: { request: string; status: number; violations: Violation[] }[] = []
 
   before(async () => {
+    const prismBin = join(ensureToolFolder(PRISM_FOLDER), 'node_modules/.bin/prism')
     stack = await startStack()
     dir = mkdtempSync(join(tmpdir(), 'campusgate-prism-'))
     const document = join(dir, 'openapi.json')
     writeFileSync(document, await (await fetch(`${stack.service.url}/openapi.json`)).text())
     const port = await freePort()
     prism = spawn(
-      PRISM,
+      prismBin,
       [
         'proxy',
         document,

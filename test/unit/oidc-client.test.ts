@@ -4,14 +4,14 @@ import { after, before, describe, it } from 'node:test'
 import type { TokenAuthMethod } from '../../src/config.js'
 import {
   attemptSecrets,
-  createOidcClient,
+  createOidcIssuer,
   studentStatus,
   tokenAuthMethodFor,
   WRONG_ISS,
   type OidcClient,
   type OidcOutcome,
 } from '../../src/university/oidc-client.js'
-import { TestClock } from '../helpers/clock.js'
+import { afterSystemTime, TestClock } from '../helpers/clock.js'
 import {
   OIDC_CLIENT_ID,
   OIDC_CLIENT_SECRET,
@@ -28,11 +28,17 @@ function clientOf(
   issuer: string,
   options: { clock?: TestClock; tokenAuthMethod?: TokenAuthMethod | null } = {},
 ): OidcClient {
-  return createOidcClient({
+  return issuerOf(issuer, options).client(REDIRECT_URI)
+}
+
+function issuerOf(
+  issuer: string,
+  options: { clock?: TestClock; tokenAuthMethod?: TokenAuthMethod | null } = {},
+) {
+  return createOidcIssuer({
     issuer,
     clientId: OIDC_CLIENT_ID,
     clientSecret: OIDC_CLIENT_SECRET,
-    redirectUri: REDIRECT_URI,
     scopes: 'openid email profile',
     tokenAuthMethod: options.tokenAuthMethod ?? null,
     timeoutMs: 5000,
@@ -231,49 +237,79 @@ describe('the OpenID Connect client against oidc-provider', () => {
     provider.rotateKeys()
     provider.retireOldKeys()
 
-    // Within the minute the cached keys stand (an unknown kid cannot make us hammer the provider).
+    // Within the minute the cached keys stand (an unknown kid cannot make us hammer the provider),
+    // however old the discovery is.
+    clock.advance(61_000)
     const early = await roundTrip('open-id-r2')
     assert.equal(
       (await client.complete(early.params, { ...early.secrets, state: 'open-id-r2' })).kind,
       'failed',
     )
-    clock.advance(61_000)
-    const later = await roundTrip('open-id-r3')
-    const outcome = await client.complete(later.params, { ...later.secrets, state: 'open-id-r3' })
+    assert.equal(provider.jwksFetches(), fetchesBefore)
+    const outcome = await afterSystemTime(61_000, async () => {
+      const later = await roundTrip('open-id-r3')
+      return client.complete(later.params, { ...later.secrets, state: 'open-id-r3' })
+    })
     assert.equal(outcome.kind, 'linked', JSON.stringify(outcome))
-    assert.ok(provider.jwksFetches() > fetchesBefore)
+    assert.equal(provider.jwksFetches(), fetchesBefore + 1)
   })
 })
 
 describe('one discovered configuration, taken afresh once a minute old', () => {
   let provider: OidcProvider
   let clock: TestClock
+  let issuer: ReturnType<typeof issuerOf>
   let client: OidcClient
 
   before(async () => {
     provider = await startOidcProvider({ redirectUri: () => REDIRECT_URI })
     clock = new TestClock()
-    client = clientOf(provider.issuer, { clock })
+    issuer = issuerOf(provider.issuer, { clock })
+    client = issuer.client(REDIRECT_URI)
   })
   after(() => provider.close())
 
-  async function linked(state: string): Promise<boolean> {
+  async function linked(state: string, rp = client): Promise<boolean> {
     const secrets = attemptSecrets(`cookie-${Math.random()}`)
-    const location = await client.authorizationUrl(state, secrets)
+    const location = await rp.authorizationUrl(state, secrets)
     const callback = new URL(await provider.signIn(location))
     const params = Object.fromEntries(callback.searchParams) as Record<string, string>
-    const outcome = await client.complete(params, { ...secrets, state })
+    const outcome = await rp.complete(params, { ...secrets, state })
     return outcome.kind === 'linked'
   }
 
-  it('discovers the issuer and fetches its keys once for the round trips of a minute, then again', async () => {
+  it('discovers the issuer once a minute, and keeps the keys it fetched until five minutes old', async () => {
     for (const state of ['open-id-a', 'open-id-b', 'open-id-c']) assert.ok(await linked(state))
     assert.equal(provider.discoveries(), 1)
     assert.equal(provider.jwksFetches(), 1)
     clock.advance(61_000)
     assert.ok(await linked('open-id-d'))
     assert.equal(provider.discoveries(), 2)
+    assert.equal(provider.jwksFetches(), 1)
+    clock.advance(5 * 61_000)
+    assert.ok(await afterSystemTime(5 * 61_000, () => linked('open-id-d2')))
+    assert.equal(provider.discoveries(), 3)
     assert.equal(provider.jwksFetches(), 2)
+  })
+
+  it("serves every relying party of the issuer (tier 2, the console's sign-in) from one discovery", async () => {
+    clock.advance(61_000)
+    const before = provider.discoveries()
+    const consoleRp = issuer.client(
+      REDIRECT_URI.replace(
+        '/authorize/university/callback',
+        '/console/sign-in/university/callback',
+      ),
+    )
+    assert.ok(await linked('open-id-t2'))
+    const secrets = attemptSecrets('cookie-console')
+    const location = new URL(await consoleRp.authorizationUrl('console-state', secrets))
+    assert.match(
+      location.searchParams.get('redirect_uri') ?? '',
+      /\/console\/sign-in\/university\/callback$/,
+    )
+    assert.ok(await linked('console-state', consoleRp))
+    assert.equal(provider.discoveries(), before + 1)
   })
 
   it('keeps the configuration it has while rediscovery fails, and tries again a minute later', async () => {
