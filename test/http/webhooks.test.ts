@@ -96,7 +96,10 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
   it('a second device: session.started; past SESSIONS_PER_USER: session.ended (rotation) of the least recently used, then session.started', async () => {
     const user = await registerMessenger(stack)
     const first = await eventsOf(user.openId)
+    // A second apart, so the first session is the least recently used, not tied with the second.
+    stack.service.clock.advance(1000)
     await registerMessenger(stack, user.openId)
+    stack.service.clock.advance(1000)
     await registerMessenger(stack, user.openId)
     const events = (await eventsOf(user.openId)).slice(first.length)
     assert.deepEqual(kinds(events), [
