@@ -86,11 +86,7 @@ function activeAnswer(session: Session) {
 function refuseClient(reply: FastifyReply): FastifyReply {
   // RFC 6749 §5.2: a 401 names the scheme the client should have used; the challenge is the bare
   // scheme the docs name (docs/tier-guard.md), which every HTTP client reads as Basic.
-  return reply
-    .code(401)
-    .header('www-authenticate', 'Basic')
-    .type(JSON_TYPE)
-    .send(INVALID_CLIENT)
+  return reply.code(401).header('www-authenticate', 'Basic').type(JSON_TYPE).send(INVALID_CLIENT)
 }
 
 /**
