@@ -9,25 +9,39 @@ import {
   type AuditCursor,
 } from './store.js'
 
-/** What the trail records. */
-export type AuditEventType =
-  | 'registration'
-  | 'rotation'
-  | 'university-linked'
-  | 'university-denied'
-  | 'university-failed'
-  | 'university-refused'
-  | 'university-unlinked'
-  | 'logout'
-  | 'expiry'
-  | 'erasure'
-  | 'security-configuration'
-  | 'import'
-  | 'console-sign-in'
-  | 'console-sign-in-refused'
-  | 'console-sign-out'
-  | 'console-revoked'
-  | 'console-action'
+/**
+ * What the trail records: each type once, as a key, so the compiler holds every list of types
+ * (the console's filter, its labels) to the whole union.
+ */
+const TYPES = {
+  registration: true,
+  rotation: true,
+  'university-linked': true,
+  'university-denied': true,
+  'university-failed': true,
+  'university-refused': true,
+  'university-unlinked': true,
+  logout: true,
+  expiry: true,
+  erasure: true,
+  'security-configuration': true,
+  import: true,
+  'console-sign-in': true,
+  'console-sign-in-refused': true,
+  'console-sign-out': true,
+  'console-revoked': true,
+  'console-action': true,
+} as const satisfies Record<string, true>
+
+export type AuditEventType = keyof typeof TYPES
+
+/** Every type of the trail, in the order above. */
+export const AUDIT_EVENT_TYPES = Object.keys(TYPES) as readonly AuditEventType[]
+
+/** Whether `text` names a type of the trail (a filter from a query string). */
+export function isAuditEventType(text: string): text is AuditEventType {
+  return Object.hasOwn(TYPES, text)
+}
 
 /** Where a change came from: an API request (with its client address), the CLI, or the service itself. */
 export interface Origin {

@@ -1,8 +1,9 @@
 import { escapeHtml } from '../lib/html.js'
 import { LANGUAGE_NAMES, otherLocales, type Locale } from '../lib/locale.js'
+import { SECTIONS, SECTION_HREF, type Section } from './sections.js'
 import { WORDS } from './words.js'
 
-export type Section = 'overview' | 'users' | 'events' | 'mail' | 'audit'
+export type { Section }
 
 /** What every signed-in page knows: who, the CSRF token its forms carry, the language. */
 export interface PageContext {
@@ -11,15 +12,6 @@ export interface PageContext {
   languageLinks: Record<Locale, string>
   operator: string | null
   csrf: string | null
-}
-
-const SECTIONS: readonly Section[] = ['overview', 'users', 'events', 'mail', 'audit']
-const HREF: Readonly<Record<Section, string>> = {
-  overview: '/console',
-  users: '/console/users',
-  events: '/console/events',
-  mail: '/console/mail',
-  audit: '/console/audit',
 }
 
 /** The hidden field every state-changing form carries. */
@@ -56,7 +48,7 @@ function navigation(context: PageContext, current: Section | null): string {
   const lang = context.locale === 'en' ? '' : `?lang=${context.locale}`
   const links = SECTIONS.map(
     (section) =>
-      `<li><a href="${HREF[section]}${lang}"${section === current ? ' aria-current="page"' : ''}>${escapeHtml(words.nav[section])}</a></li>`,
+      `<li><a href="${SECTION_HREF[section]}${lang}"${section === current ? ' aria-current="page"' : ''}>${escapeHtml(words.nav[section])}</a></li>`,
   ).join('')
   const signOut = `<li>${actionButton(context, '/console/sign-out', words.nav.signOut, {}, 'link')}</li>`
   return `<nav class="sections" aria-label="${escapeHtml(words.console)}"><ul>${links}${signOut}</ul></nav>`

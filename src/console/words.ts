@@ -1,9 +1,10 @@
 import type { Catalogue } from '../lib/locale.js'
+import type { Section } from './sections.js'
 
 /** Every text of the console's pages. The English labels are SPEC's, for tests and screen readers. */
 export interface Words {
   console: string
-  nav: Record<'overview' | 'users' | 'events' | 'mail' | 'audit' | 'signOut', string>
+  nav: Record<Section | 'signOut', string>
   signedInAs: string
   signIn: {
     title: string
