@@ -96,6 +96,8 @@ module.exports = {
     typesFrom('messenger/', 'sessions/service'),
     { from: { path: mod('accounts/') }, to: { path: STORES } },
     may('accounts/', 'db/', 'audit/audit'),
+    // The access request's own route (GET /user/data) answers with the API's schemas.
+    may('accounts/access-routes', 'http/'),
     typesFrom('accounts/', 'sessions/service', 'mail/'),
     may('maintenance/', 'lib/', 'db/'),
     { from: { path: mod('maintenance/') }, to: { path: STORES } },
@@ -109,7 +111,7 @@ module.exports = {
     typesFrom('original/', 'audit/audit', 'events/'),
     // The console reads through the services and its own read queries, and acts through the
     // services alone (their types only).
-    may('console/', 'lib/', 'db/', 'http/locale', 'audit/audit'),
+    may('console/', 'lib/', 'db/', 'http/locale', 'audit/audit', 'errors'),
     typesFrom(
       'console/',
       'accounts/',

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import { accessRoutes } from './accounts/access-routes.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
@@ -117,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   await app.register(tierGuard, { sessions })
 
   await app.register(async (routes) => sessionRoutes(routes, { sessions, messenger }))
+  await app.register(async (routes) => accessRoutes(routes, services))
 
   await app.register(async (routes) =>
     universityRoutes(routes, {

@@ -6,8 +6,13 @@ import {
   insertAuditEvent,
   insertAuditEvents,
   latestAuditEvents,
+  pageAuditEvents,
   type AuditCursor,
+  type AuditQuery,
 } from './store.js'
+import { offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
+
+export type { AuditQuery }
 
 /**
  * What the trail records: each type once, as a key, so the compiler holds every list of types
@@ -31,6 +36,8 @@ const TYPES = {
   'console-sign-out': true,
   'console-revoked': true,
   'console-action': true,
+  'console-action-refused': true,
+  'data-export': true,
 } as const satisfies Record<string, true>
 
 export type AuditEventType = keyof typeof TYPES
@@ -72,8 +79,10 @@ export interface Audit {
   recordAll(db: Queryable, events: readonly AuditEvent[]): Promise<void>
 }
 
-/** The trail as an operator reads it (`campusgate audit tail`). */
+/** The trail as an operator reads it (`campusgate audit tail`, the console). */
 export interface AuditTrail {
+  /** One page of the trail filtered, newest first, with the filtered trail's size. */
+  page(filter: AuditQuery, page: number): Promise<Paged<AuditEventRow>>
   /** The newest `limit` events (optionally of one openId), oldest first. */
   latest(limit: number, openId: string | null): Promise<AuditEventRow[]>
   /** Events after `cursor`, oldest first, at most `limit`. */
@@ -82,6 +91,10 @@ export interface AuditTrail {
 
 export function createAuditTrail(db: Queryable): AuditTrail {
   return {
+    async page(filter, page) {
+      const found = await pageAuditEvents(db, filter, offsetOf(page), PAGE_SIZE)
+      return { ...found, page }
+    },
     latest: (limit, openId) => latestAuditEvents(db, limit, openId),
     after: (cursor, limit, openId) => auditEventsAfter(db, cursor, limit, openId),
   }

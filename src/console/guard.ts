@@ -50,3 +50,28 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
 }
+
+/**
+ * The console page to return to after sign-in, from a `next` parameter: a same-origin path under
+ * `/console` (not the sign-in page itself), else null. An absolute URL, a `//host` or `\host`
+ * target, a path that climbs out of `/console`, or one with control characters is refused: the
+ * parameter comes from a link anyone can make (an open redirect otherwise).
+ */
+export function consoleReturnPath(raw: string): string | null {
+  if (raw === '' || raw.length > 2048 || !raw.startsWith('/console')) return null
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(raw)) return null
+  const base = 'http://console.invalid'
+  let url: URL
+  try {
+    url = new URL(raw, base)
+  } catch {
+    return null
+  }
+  if (url.origin !== base) return null
+  if (url.pathname !== '/console' && !url.pathname.startsWith('/console/')) return null
+  if (url.pathname === '/console/sign-in' || url.pathname.startsWith('/console/sign-in/')) {
+    return null
+  }
+  return `${url.pathname}${url.search}`
+}

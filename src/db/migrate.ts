@@ -17,6 +17,7 @@ import * as m0009 from './migrations/0009_sessions_created_at.js'
 import * as m0010 from './migrations/0010_user_active_days.js'
 import * as m0011 from './migrations/0011_console.js'
 import * as m0012 from './migrations/0012_sessions_expiry_floor.js'
+import * as m0014 from './migrations/0014_console_roles.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_user_active_days': m0010,
   '0011_console': m0011,
   '0012_sessions_expiry_floor': m0012,
+  '0014_console_roles': m0014,
 }
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }

@@ -1,25 +1,19 @@
 import type { FastifyInstance } from 'fastify'
-import { readAsset } from '../../lib/assets.js'
+import { FILES } from '../assets.js'
 import { CONSOLE_HEADERS } from '../guard.js'
 import { PAGE } from './options.js'
 
-const STYLE = readAsset('console.css')
-const SCRIPT = readAsset('console.js')
-
-/** The console's style sheet and script: files, since its CSP allows nothing inline. */
+/** The console's style sheet and script, cacheable for a year (assets.ts). */
 export function assetRoutes(app: FastifyInstance): void {
-  app.get('/assets/console.css', PAGE, async (_request, reply) =>
-    reply
-      .headers(CONSOLE_HEADERS)
-      .header('cache-control', 'no-cache')
-      .type('text/css; charset=utf-8')
-      .send(STYLE),
-  )
-  app.get('/assets/console.js', PAGE, async (_request, reply) =>
-    reply
-      .headers(CONSOLE_HEADERS)
-      .header('cache-control', 'no-cache')
-      .type('text/javascript; charset=utf-8')
-      .send(SCRIPT),
-  )
+  for (const file of FILES) {
+    app.get(`/assets/${file.file}`, PAGE, async (request, reply) => {
+      reply
+        .headers(CONSOLE_HEADERS)
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('etag', file.etag)
+        .type(file.type)
+      if (request.headers['if-none-match'] === file.etag) return reply.code(304).send()
+      return reply.send(file.body)
+    })
+  }
 }

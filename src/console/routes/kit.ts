@@ -1,8 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { languageLinks, pageLocale } from '../../http/locale.js'
 import { stringField } from '../../lib/coerce.js'
+import { parseLocale } from '../../lib/locale.js'
 import { CONSOLE_HEADERS, csrfTokenOf } from '../guard.js'
 import type { PageContext } from '../layout.js'
+import { ASSET_PATHS } from '../assets.js'
 
 /** What every section's routes use to answer: a page's context, a page, a redirect back. */
 export interface PageKit {
@@ -22,11 +24,15 @@ export function createPageKit(cookieName: string): PageKit {
   return {
     context(request, reply) {
       const value = request.cookies[cookieName]
+      const session = request.consoleSession
       return {
         locale: pageLocale(request, reply),
+        lang: parseLocale(stringField(request.query, 'lang')),
         languageLinks: languageLinks(request),
-        operator: request.consoleSession?.operator ?? null,
-        csrf: request.consoleSession === null || value === undefined ? null : csrfTokenOf(value),
+        operator: session?.operator ?? null,
+        role: session?.role ?? null,
+        csrf: session === null || value === undefined ? null : csrfTokenOf(value),
+        assets: ASSET_PATHS,
       }
     },
 
@@ -36,10 +42,10 @@ export function createPageKit(cookieName: string): PageKit {
     redirect,
 
     back(request, reply, path, outcome) {
-      const lang = stringField(request.query, 'lang')
+      const lang = parseLocale(stringField(request.query, 'lang'))
       const url = new URL(path, 'http://console.invalid')
       url.searchParams.set('done', outcome)
-      if (lang !== '') url.searchParams.set('lang', lang)
+      if (lang !== null) url.searchParams.set('lang', lang)
       return redirect(reply, `${url.pathname}${url.search}`)
     },
 

@@ -1,4 +1,7 @@
+import type { AccessRequests } from '../../accounts/access.js'
 import type { Accounts } from '../../accounts/users.js'
+import type { AuditTrail } from '../../audit/audit.js'
+import type { ConsoleOperator } from '../../config.js'
 import type { Clock } from '../../clock.js'
 import type { Queryable } from '../../db/schema.js'
 import type { WebhookEvents } from '../../events/service.js'
@@ -13,6 +16,8 @@ export interface ConsoleRoutesOptions {
   sessions: Pick<Sessions, 'activeUsersByDay'>
   consoleSessions: ConsoleSessions
   accounts: Accounts
+  access: AccessRequests
+  auditTrail: AuditTrail
   webhookEvents: WebhookEvents
   outbox: Outbox
   db: Queryable
@@ -22,7 +27,7 @@ export interface ConsoleRoutesOptions {
   checkReady(): Promise<void>
   /** The university sign-in of CONSOLE_OPERATORS (UNIVERSITY_PROTOCOL=oidc); null: links only. */
   consoleOidc: OidcClient | null
-  operators: readonly string[]
+  operators: readonly ConsoleOperator[]
   /** Null when this service takes no backups of its own. */
   newestBackupAt: (() => number | null) | null
 }

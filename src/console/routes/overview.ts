@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { dayLabel } from '../charts.js'
-import { overviewPage } from '../pages.js'
+import { overviewPage } from '../pages/overview.js'
 import { readFigures } from '../reads.js'
 import { PAGE, type SectionOptions } from './options.js'
 
@@ -12,7 +12,7 @@ export function overviewRoutes(app: FastifyInstance, options: SectionOptions): v
     const now = clock.now().getTime()
     const [figures, webhooks] = await Promise.all([
       readFigures(db, now, options.linkMaxAgeMs),
-      webhookEvents.backlog(),
+      webhookEvents.backlogByEndpoint(),
     ])
     const { days } = figures.newUsers
     const active = await options.sessions.activeUsersByDay(dayLabel(days[0]))

@@ -1,23 +1,39 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { stringField } from '../../lib/coerce.js'
-import { usersPage, userPage } from '../pages.js'
-import { eventsOfUser, filterAudit, readUniversityIdentity, searchUsers } from '../reads.js'
+import { pageNumber } from '../../lib/paging.js'
+import { CONSOLE_HEADERS } from '../guard.js'
+import { usersPage, userPage, type SessionView } from '../pages/users.js'
+import { pageUsers, readUniversityIdentity, type UserQuery, type UserTier } from '../reads.js'
 import { operatorOrigin } from '../service.js'
 import { WORDS } from '../words.js'
 import { PAGE, type SectionOptions } from './options.js'
 
-/** Users: the search, a user's page and its actions (the command line's service calls). */
+const TIERS: readonly string[] = ['none', 'messenger-registered', 'university-registered']
+
+/**
+ * Users: the list (filtered, sorted, searched), a user's page and its actions — the command
+ * line's service calls, each audited with the operator's name.
+ */
 export function usersRoutes(app: FastifyInstance, options: SectionOptions): void {
-  const { accounts, db, kit } = options
+  const { accounts, access, auditTrail, webhookEvents, db, clock, kit } = options
 
   app.get('/users', PAGE, async (request, reply) => {
-    const query = stringField(request.query, 'q').trim().slice(0, 320)
-    const found = query === '' ? null : await searchUsers(db, query)
     const ctx = kit.context(request, reply)
+    const tier = stringField(request.query, 'tier')
+    const query: UserQuery = {
+      search: stringField(request.query, 'q').trim().slice(0, 320),
+      tier: TIERS.includes(tier) ? (tier as UserTier) : null,
+      sort: stringField(request.query, 'sort') === 'active' ? 'active' : 'created',
+    }
+    const list = await pageUsers(db, query, {
+      now: clock.now().getTime(),
+      linkMaxAgeMs: options.linkMaxAgeMs,
+      page: pageNumber(stringField(request.query, 'page')),
+    })
     return kit.page(
       reply,
       200,
-      usersPage(ctx, query, found, kit.done(request, WORDS[ctx.locale].users.done)),
+      usersPage(ctx, query, list, kit.done(request, WORDS[ctx.locale].users.done)),
     )
   })
 
@@ -25,24 +41,41 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
     const ctx = kit.context(request, reply)
     const user = await accounts.overview(request.params.openId)
     if (user === null) {
-      return kit.page(
-        reply,
-        404,
-        usersPage(ctx, request.params.openId, [], WORDS[ctx.locale].users.notFound),
-      )
+      const none = { rows: [], total: 0, page: 1 }
+      const query: UserQuery = { search: request.params.openId, tier: null, sort: 'created' }
+      return kit.page(reply, 404, usersPage(ctx, query, none, WORDS[ctx.locale].users.notFound))
     }
     const [university, trail, events] = await Promise.all([
       readUniversityIdentity(db, user.id),
-      filterAudit(db, {
-        openId: user.openId,
-        userId: user.id,
-        type: null,
-        since: null,
-        until: null,
-        limit: 50,
-      }),
-      eventsOfUser(db, user.id),
+      auditTrail.page(
+        {
+          openId: user.openId,
+          userId: user.id,
+          type: null,
+          actor: null,
+          ip: null,
+          since: null,
+          until: null,
+        },
+        pageNumber(stringField(request.query, 'trail')),
+      ),
+      webhookEvents.page(
+        { state: null, endpoint: null, userId: user.id },
+        pageNumber(stringField(request.query, 'events')),
+      ),
     ])
+    const sessions: SessionView[] =
+      user.session === null
+        ? []
+        : [
+            {
+              id: user.session.id,
+              createdAt: user.session.createdAt.getTime(),
+              lastUsedAt: null,
+              expiresAt: user.session.expiresAt.getTime(),
+              device: null,
+            },
+          ]
     return kit.page(
       reply,
       200,
@@ -52,9 +85,10 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
           id: user.id,
           openId: user.openId,
           createdAt: user.createdAt.getTime(),
-          session: user.session,
+          tier: user.session?.tier ?? 'none',
           university,
           universityLinkedAt: user.universityLinkedAt?.getTime() ?? null,
+          sessions,
           trail,
           events,
         },
@@ -67,18 +101,16 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
     operatorOrigin(request.consoleSession!.operator, request.ip)
   const userPath = (openId: string) => `/console/users/${encodeURIComponent(openId)}`
 
+  // One session (`session` names it) or all of them (`session=all`).
   app.post<{ Params: { openId: string } }>(
-    '/users/:openId/revoke',
+    '/users/:openId/sessions/revoke',
     PAGE,
     async (request, reply) => {
       const { openId } = request.params
+      const all = stringField(request.body, 'session') === 'all'
       const outcome = await accounts.revoke({ openId, origin: origin(request) })
-      return kit.back(
-        request,
-        reply,
-        userPath(openId),
-        outcome === 'revoked' ? 'revoked' : 'nothing',
-      )
+      const done = outcome !== 'revoked' ? 'nothing' : all ? 'revokedAll' : 'revoked'
+      return kit.back(request, reply, userPath(openId), done)
     },
   )
 
@@ -105,5 +137,19 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
     }
     const erased = await accounts.erase({ openId, origin: origin(request) })
     return kit.back(request, reply, '/console/users', erased ? 'erased' : 'nothing')
+  })
+
+  // "Download data": the access document, as GET /user/data and `campusgate users export` give it.
+  app.post<{ Params: { openId: string } }>('/users/:openId/data', PAGE, async (request, reply) => {
+    const { openId } = request.params
+    const document = await access.export({ openId }, origin(request))
+    if (document === null) return kit.back(request, reply, '/console/users', 'nothing')
+    const name = `campusgate-${openId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)}.json`
+    return reply
+      .code(200)
+      .headers(CONSOLE_HEADERS)
+      .header('content-disposition', `attachment; filename="${name}"`)
+      .type('application/json; charset=utf-8')
+      .send(JSON.stringify(document, null, 2))
   })
 }
