@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
 /**
- * The console's cookie: SPEC.md, "Operator console". Over https the `__Host-` prefix makes the
+ * The console's cookie: docs/console.md. Over https the `__Host-` prefix makes the
  * browser refuse it unless Secure, Path=/ and without Domain, so no sibling host can plant one.
  */
 export function consoleCookie(publicBaseUrl: string): { name: string; secure: boolean } {
@@ -25,7 +25,7 @@ export function csrfTokenValid(cookie: string, token: unknown): boolean {
 }
 
 /**
- * Same origin as SPEC says: `Origin` equal to PUBLIC_BASE_URL's origin; where a browser sends no
+ * Same origin as docs/console.md says: `Origin` equal to PUBLIC_BASE_URL's origin; where a browser sends no
  * `Origin` or `null` (some do on a form POST after a redirect), `Sec-Fetch-Site: same-origin`.
  */
 export function sameOrigin(

@@ -15,7 +15,7 @@ import {
   touchConsoleSession,
 } from './store.js'
 
-/** SPEC.md, "Operator console": a link is good for 10 minutes, a session 8 hours and 30 idle. */
+/** docs/console.md: a link is good for 10 minutes, a session 8 hours and 30 idle. */
 export const LINK_TTL_MS = 10 * 60_000
 export const SESSION_MAX_MS = 8 * 3_600_000
 export const SESSION_IDLE_MS = 30 * 60_000

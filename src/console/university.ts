@@ -54,7 +54,7 @@ export function operatorOf(
   )
 }
 
-/** SPEC.md, "Operator console": operators of CONSOLE_OPERATORS sign in with their university account. */
+/** docs/console.md: operators of CONSOLE_OPERATORS sign in with their university account. */
 export function universitySignInRoutes(
   app: FastifyInstance,
   options: UniversitySignInOptions,

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import {
-  fromConsole,
-  getPage,
-  signIn,
-  TEST_KEY,
-  type SignedIn,
-} from '../helpers/console.js'
+import { fromConsole, getPage, signIn, TEST_KEY, type SignedIn } from '../helpers/console.js'
 import { registerMessenger, startStack, userRowOf, type Stack } from '../helpers/stack.js'
 import {
   newWebhookSecret,

@@ -55,7 +55,7 @@ describe('the operator console: signing in and out', () => {
     assert.ok(!JSON.stringify(rows).includes(token), 'the token itself is not')
   })
 
-  it('signs in with the link: 303 to /console and the cookie named and flagged as SPEC says', async () => {
+  it('signs in with the link: 303 to /console and the cookie named and flagged as docs/console.md says', async () => {
     const { token } = await consoleLink(service)
     const answer = await postSignIn(service, { token })
     assert.equal(answer.status, 303)

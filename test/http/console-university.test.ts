@@ -6,7 +6,7 @@ import { startOidcStack, type OidcStack } from '../helpers/oidc-stack.js'
 import { parseSetCookie } from '../helpers/stack.js'
 
 /**
- * SPEC.md, "Operator console": with UNIVERSITY_PROTOCOL=oidc and CONSOLE_OPERATORS, the operators
+ * docs/console.md: with UNIVERSITY_PROTOCOL=oidc and CONSOLE_OPERATORS, the operators
  * it lists sign in with their university account (its own state, nonce and PKCE); anyone else is
  * refused. Against oidc-provider, as tier 2's OIDC tests.
  */
