@@ -242,8 +242,10 @@ describe('the operator console: users, mail, audit, overview', () => {
   })
 
   it('lists pending and dead mail with the total, and makes due only mail whose link has not expired', async () => {
-    // The sink stays down: the tests after this one mail nobody.
+    // The sink stays down: the tests after this one mail nobody. The worker runs only when told,
+    // so what the page shows is what this test made.
     await stack.smtp.stop()
+    await stack.service.mailWorker.stop()
     const user = await registerMessenger(stack)
     const ask = (email: string) =>
       call(url('/register/university'), {
