@@ -139,8 +139,15 @@ describe('the operator console in a browser', () => {
     await inChinese(page, 'sign-in')
     await page.goto(`${stack.service.url}/console/sign-in`)
     const { address } = await consoleLink(stack.service, 'alice')
+    const requested: string[] = []
+    const onRequest = (request: { method(): string; url(): string }) =>
+      requested.push(`${request.method()} ${new URL(request.url()).pathname}`)
+    page.on('request', onRequest)
     await page.goto(address)
     await page.waitForURL(`${stack.service.url}/console`)
+    page.off('request', onRequest)
+    // Only the fragment changed: no reload of the sign-in page, the script posted at once.
+    assert.equal(requested[0], 'POST /console/sign-in', requested.join(', '))
     assert.equal(await page.locator('h1').textContent(), 'Overview')
     assert.equal(
       await page.getByRole('img', { name: /^New users, total of the last 30 days: \d+/ }).count(),
@@ -203,7 +210,7 @@ describe('the operator console in a browser', () => {
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Download data' }).click(),
     ])
-    const document = JSON.parse(await readFile((await download.path()), 'utf8')) as {
+    const document = JSON.parse(await readFile(await download.path(), 'utf8')) as {
       user: { openId: string }
     }
     assert.equal(document.user.openId, doomed.openId)
