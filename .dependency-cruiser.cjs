@@ -86,7 +86,7 @@ module.exports = {
     may('http/', 'errors', 'lib/', 'db/failures', 'events/openapi'),
     typesFrom('http/', 'sessions/'),
     may('users/', 'db/'),
-    may('sessions/', 'lib/', 'db/', 'accounts/', 'http/', 'audit/audit'),
+    may('sessions/', 'lib/', 'db/', 'accounts/', 'http/', 'errors', 'audit/audit'),
     typesFrom('sessions/', 'events/', 'messenger/'),
     may('university/', 'lib/', 'db/', 'accounts/', 'http/', 'errors', 'audit/audit', 'mail/sealed'),
     typesFrom('university/', 'events/', 'mail/transport', 'mail/caps'),
@@ -95,7 +95,8 @@ module.exports = {
     may('messenger/', 'lib/', 'errors'),
     typesFrom('messenger/', 'sessions/service'),
     { from: { path: mod('accounts/') }, to: { path: STORES } },
-    may('accounts/', 'db/', 'audit/audit'),
+    // The touch rule is pure: which sessions are live, and the day a use counts for.
+    may('accounts/', 'db/', 'audit/audit', 'sessions/touch-rule'),
     // The access request's own route (GET /user/data) answers with the API's schemas.
     may('accounts/access-routes', 'http/'),
     typesFrom('accounts/', 'sessions/service', 'mail/'),
@@ -108,7 +109,7 @@ module.exports = {
     may('backup/', 'lib/', 'db/'),
     may('operations/', 'lib/', 'http/', 'errors'),
     may('original/', 'lib/', 'db/', 'accounts/'),
-    typesFrom('original/', 'audit/audit', 'events/'),
+    typesFrom('original/', 'audit/audit', 'events/', 'sessions/store'),
     // The console reads through the services and its own read queries, and acts through the
     // services alone (their types only).
     may('console/', 'lib/', 'db/', 'http/locale', 'audit/audit', 'errors'),

@@ -13,13 +13,7 @@ import { join } from 'node:path'
 import { BENCH_APP } from './harness/bench-app.js'
 import { loadDist } from './harness/dist.js'
 import { benchPort } from './harness/ports.js'
-import {
-  makePlan,
-  settingsFrom,
-  SQLITE_READ_VARIANTS,
-  type Plan,
-  type Scenario,
-} from './harness/plan.js'
+import { makePlan, settingsFrom, type Plan, type Scenario } from './harness/plan.js'
 import {
   LOAD_CPU,
   SERVER_CPU,
@@ -265,10 +259,7 @@ async function main(): Promise<number> {
             UNIVERSITY_CLIENT_SECRET: 'bench-secret',
           })
         }
-        if (what.reads !== undefined) {
-          env.BENCH_SQLITE_READS = JSON.stringify(SQLITE_READ_VARIANTS[what.reads])
-        }
-        const direct = !what.appRoute && what.reads === undefined && hasLimitVariables
+        const direct = !what.appRoute && hasLimitVariables
         if (!hasLimitVariables) env.BENCH_LIFT_RATE_LIMITS = '1'
         specs.push({
           ...base,

@@ -26,6 +26,7 @@ export const ERRORS = {
   insufficientRegistrationTier: { status: 403, code: '@forbidden/insufficient-registration-tier' },
   operatorRole: { status: 403, code: '@forbidden/operator-role' },
   unknownEndpoint: { status: 404, code: '@not-found/unknown-endpoint' },
+  unknownSession: { status: 404, code: '@not-found/unknown-session' },
   unsupportedApiVersion: { status: 406, code: '@not-acceptable/unsupported-api-version' },
   requestTimedOut: { status: 408, code: '@request-timeout/request-timed-out' },
   bodyTooLarge: { status: 413, code: '@payload-too-large/body-too-large' },

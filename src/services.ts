@@ -29,6 +29,8 @@ import { createOriginalImport, type OriginalImport } from './original/service.js
 import { createSandboxMailbox, type SandboxMailbox } from './sandbox/mailbox.js'
 import { SANDBOX_APP } from './sandbox/messenger.js'
 import { createSessions, type Sessions } from './sessions/service.js'
+import { createSessionStore } from './sessions/store.js'
+import type { TouchRule } from './sessions/touch-rule.js'
 import { createUniversityClient } from './university/client.js'
 import { createOidcClient, type OidcClient } from './university/oidc-client.js'
 import { createUniversity, type University } from './university/service.js'
@@ -121,6 +123,7 @@ export function createServices(deps: ServicesDeps): Services {
     webhookStats: config.webhook.endpoints.length > 0 ? () => deliveryStats(db.kysely) : null,
     ...(backups === null ? {} : { newestBackupAt: async () => backups.newestAt() }),
     writeImpaired: () => db.writes.fault !== null,
+    sessionStats: () => sessions.counts(),
   })
   const audit = createAudit({
     clock,
@@ -157,6 +160,12 @@ export function createServices(deps: ServicesDeps): Services {
     endpoints: config.webhook.endpoints,
     retryForMs: config.webhook.retryForMs,
   })
+  const rule: TouchRule = {
+    ttlMs: config.sessionTtlMs,
+    intervalMs: config.sessionTouchIntervalMs,
+    maxAgeMs: config.sessionMaxAgeMs,
+  }
+  const sessionStore = createSessionStore(db, rule, clock)
   const changes = createAccountChanges({
     db: db.kysely,
     clock,
@@ -165,21 +174,18 @@ export function createServices(deps: ServicesDeps): Services {
     // A command line has no worker: what it emits waits in the database for a running service's.
     wake: () => webhookWorker?.kick(),
     discardMail,
-    groupCommits: db.dialect === 'sqlite',
+    registrations: db.groupedTransaction,
+    sessions: { store: sessionStore, perUser: config.sessionsPerUser, rule },
   })
 
   const sessions = createSessions({
     db: db.kysely,
-    reader: db.reader,
-    writer: db.writer,
+    store: sessionStore,
     clock,
     cipher,
-    ttlMs: config.sessionTtlMs,
-    touchIntervalMs: config.sessionTouchIntervalMs,
-    maxAgeMs: config.sessionMaxAgeMs,
+    rule,
     linkMaxAgeMs: config.university.linkMaxAgeMs,
     changes,
-    groupTouches: db.dialect === 'sqlite',
   })
   const messenger = createMessengerClient({
     ...config.messenger,
@@ -257,6 +263,7 @@ export function createServices(deps: ServicesDeps): Services {
     cipher,
     ttlMs: config.sessionTtlMs,
     changes,
+    sessions: sessionStore,
   })
 
   // The background jobs of every instance: started when the app is ready, stopped when it closes.
@@ -290,7 +297,7 @@ export function createServices(deps: ServicesDeps): Services {
     messenger,
     outbox,
     accounts,
-    access: createAccessRequests({ db: db.kysely, clock, audit }),
+    access: createAccessRequests({ db: db.kysely, clock, audit, sessions }),
     changes,
     mailWorker,
     events,

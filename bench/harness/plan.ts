@@ -75,27 +75,12 @@ export type ServerKind =
       dataset: string
       appRoute: boolean
       messenger?: boolean
-      /** SQLite: a layout of its reads other than the service's (`SQLITE_READ_VARIANTS`). */
-      reads?: SqliteReadVariant
       /** The earlier build's `node dist/main.js` (Settings.earlierBuild). */
       earlier?: boolean
     }
   | { kind: 'better-auth'; mode: 'node' | 'fastify' }
   /** An Express backend in front of the campusgate server `upstream`. */
   | { kind: 'express-guard'; mode: 'kit' | 'fetch'; upstream: string }
-
-/**
- * The key check's earlier SQLite layouts, run beside the service's on the same datasets so the
- * change is measured before and after in one run (docs/performance.md; db/database.ts
- * `SqliteReads`).
- */
-export const SQLITE_READ_VARIANTS = {
-  /** Before: on the read-only connection, which maps 1 GiB; the writer maps 64 MiB. */
-  'on-reader': { keyCheckOn: 'reader', writerMapBytes: 67_108_864, readerMapBytes: 1_073_741_824 },
-  /** On the idle writer as now, but with the writer's earlier 64 MiB map. */
-  'writer-map-64m': { keyCheckOn: 'writer', writerMapBytes: 67_108_864, readerMapBytes: 0 },
-} as const
-export type SqliteReadVariant = keyof typeof SQLITE_READ_VARIANTS
 
 export interface PlannedServer {
   name: string
@@ -236,23 +221,25 @@ export function makePlan(settings: Settings): Plan {
       name,
     )
   }
-  for (const size of [small, large]) {
-    const name = `sqlite${sizeLabel(size)}`
-    for (const reads of Object.keys(SQLITE_READ_VARIANTS) as SqliteReadVariant[]) {
-      servers.push({
-        name: `cg-${name}-${reads}`,
-        what: { kind: 'campusgate', dataset: name, appRoute: false, reads },
-      })
-      get(
-        `session-${name}-${reads}`,
-        `GET /session, SQLite, ${sizeLabel(size)}, steady touches, key check ${reads}`,
-        `cg-${name}-${reads}`,
-        '/session',
-        { from: 'dataset', dataset: name },
-        'steady',
-      )
-    }
+  // Every student on two devices: as many sessions as the small dataset, half as many users, so
+  // each key check finds one of two sessions of its user (docs/sessions.md, "Devices").
+  const devices = (engine: Engine) => {
+    const name = `${engine === 'sqlite' ? 'sqlite' : 'pg'}${sizeLabel(small)}-2dev`
+    datasets.push(dataset(name, engine, small, { sessionsPerUser: 2 }))
+    servers.push({
+      name: `cg-${name}`,
+      what: { kind: 'campusgate', dataset: name, appRoute: false },
+    })
+    keyCheck(
+      `session-${name}`,
+      `GET /session, ${engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${sizeLabel(small)}, two sessions a user`,
+      `cg-${name}`,
+      '/session',
+      name,
+    )
   }
+  devices('sqlite')
+
   // The app's other backends: an Express route guarded by campusgate-node, against the same route
   // calling GET /session with plain fetch, both in front of the small dataset's campusgate.
   const smallName = `sqlite${sizeLabel(small)}`
@@ -400,6 +387,7 @@ export function makePlan(settings: Settings): Plan {
         name,
       )
     }
+    devices('postgres')
     // PostgreSQL's key check of the earlier build beside this one's, same rounds.
     if (settings.earlierBuild !== null)
       for (const size of [small, large]) earlierKeyCheck('postgres', size)

@@ -95,19 +95,12 @@ export function report(input: ReportInput): number {
     postgresTouchesVsNoTouch: ratio(`session-pg${small}`, `session-pg${small}-notouch`),
     postgres1MTouchesVsNoTouch: ratio(`session-pg${large}`, `session-pg${large}-notouch`),
     morningRushVsNoTouch: ratio('touch-sqlite', `${session}-notouch`),
-    // The key check's SQLite reads now against their earlier layouts (plan.ts SQLITE_READ_VARIANTS).
-    keyCheckOnWriterVsOnReader: ratio(session, `${session}-on-reader`),
-    keyCheckOnWriterVsOnReader1M: ratio(
-      `session-sqlite${large}`,
-      `session-sqlite${large}-on-reader`,
-    ),
-    writerMap1GiBVs64MiB1M: ratio(
-      `session-sqlite${large}`,
-      `session-sqlite${large}-writer-map-64m`,
-    ),
     sessionVsBetterAuth: ratio(session, 'better-auth'),
     sessionVsBetterAuthBest: ratio(session, 'better-auth-cached'),
     session1MVs10k: ratio(`session-sqlite${large}`, session),
+    // Two sessions a user against one, as many sessions in all (docs/sessions.md, "Devices").
+    twoDevicesVsOne: ratio(`session-sqlite${small}-2dev`, session),
+    postgresTwoDevicesVsOne: ratio(`session-pg${small}-2dev`, `session-pg${small}`),
     sessionPostgresVsRawPostgres: ratio(`session-pg${small}`, `raw-pg${small}`),
     session1MPostgresVsRawPostgres: ratio(`session-pg${large}`, `raw-pg${large}`),
     sessionVsRawSqlite: ratio(session, `raw-sqlite${small}`),

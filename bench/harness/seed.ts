@@ -17,6 +17,8 @@ export interface Dataset {
    * them due for a run at steady touches.
    */
   readonly dueTouch: boolean
+  /** Live sessions of each user (devices); 1 unless said. Users are `size / sessionsPerUser`. */
+  readonly sessionsPerUser?: number
 }
 
 export function saltFor(name: string): string {
@@ -34,7 +36,7 @@ interface Rows {
 }
 
 /**
- * Every row of a dataset, one user per session, every tenth user linked (tier 2). The rows come
+ * Every row of a dataset, `sessionsPerUser` sessions a user, every tenth user linked (tier 2). The rows come
  * in the order of every index — sorted random UUIDs, sorted key hashes, open ids numbered in that
  * order — so inserting them appends to each B-tree instead of landing at random: a million rows
  * take seconds. The ids are still random UUIDs and which key owns which row is arbitrary.
@@ -46,15 +48,17 @@ function rows(dist: Dist, dataset: Dataset, now: number): Rows {
   const keyHashes = Array.from({ length: dataset.size }, (_, i) =>
     dist.secrets.hashSecret(keyOf(dataset, i)),
   ).sort()
-  const userIds = ids()
+  const perUser = dataset.sessionsPerUser ?? 1
+  const userIds = ids().slice(0, Math.ceil(dataset.size / perUser))
   const sessionIds = ids()
   const out: Rows = { users: [], sessions: [] }
+  userIds.forEach((userId, u) => {
+    const openId = `o-${dataset.name}-${String(u).padStart(9, '0')}`
+    out.users.push([userId, openId, u % 10 === 9 ? now : null, now, now])
+  })
   for (let r = 0; r < dataset.size; r += 1) {
-    const keyHash = keyHashes[r]
-    const linked = r % 10 === 9
-    const openId = `o-${dataset.name}-${String(r).padStart(9, '0')}`
-    out.users.push([userIds[r], openId, linked ? now : null, now, now])
-    out.sessions.push([sessionIds[r], userIds[r], keyHash, now, now + 29 * DAY_MS, touchedAt])
+    const userId = userIds[Math.floor(r / perUser)]
+    out.sessions.push([sessionIds[r], userId, keyHashes[r], now, now + 29 * DAY_MS, touchedAt])
   }
   return out
 }
@@ -173,20 +177,26 @@ export async function seedPostgres(
     // order, so every index is appended to.
     const sortedIds = (
       name: string,
+      count: number,
     ): string => `${name} AS (SELECT id, row_number() OVER (ORDER BY id) AS r
-      FROM (SELECT gen_random_uuid()::text AS id FROM generate_series(1, ${dataset.size})) AS g)`
+      FROM (SELECT gen_random_uuid()::text AS id FROM generate_series(1, ${count})) AS g)`
+    const perUser = dataset.sessionsPerUser ?? 1
+    const users = Math.ceil(dataset.size / perUser)
+    await client.query(`CREATE TEMP TABLE seed_users ON COMMIT DROP AS
+      WITH ${sortedIds('user_ids', users)} SELECT id, r FROM user_ids`)
     await client.query(`CREATE TEMP TABLE seed ON COMMIT DROP AS
       WITH keys AS (SELECT key_hash, row_number() OVER (ORDER BY key_hash) AS r
           FROM (SELECT ${hashOf('i')} AS key_hash
             FROM generate_series(0, ${dataset.size - 1}) AS i) AS g),
-        ${sortedIds('user_ids')}, ${sortedIds('session_ids')}
-      SELECT keys.r, user_ids.id AS user_id, session_ids.id AS session_id, keys.key_hash
-      FROM keys JOIN user_ids USING (r) JOIN session_ids USING (r)`)
+        ${sortedIds('session_ids', dataset.size)}
+      SELECT keys.r, seed_users.id AS user_id, session_ids.id AS session_id, keys.key_hash
+      FROM keys JOIN session_ids USING (r)
+        JOIN seed_users ON seed_users.r = (keys.r - 1) / ${perUser} + 1`)
     await client.query(`INSERT INTO users (${USER_COLUMNS})
-      SELECT user_id, 'o-${dataset.name}-' || lpad(r::text, 9, '0'),
+      SELECT id, 'o-${dataset.name}-' || lpad(r::text, 9, '0'),
         CASE WHEN r % 10 = 9 THEN ${now} END,
         ${now}, ${now}
-      FROM seed ORDER BY r`)
+      FROM seed_users ORDER BY r`)
     const { rowCount: floor } = await client.query(`SELECT 1 FROM information_schema.columns
       WHERE table_schema = current_schema() AND table_name = 'sessions'
         AND column_name = 'expiry_floor'`)

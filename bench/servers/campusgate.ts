@@ -18,12 +18,7 @@ const config =
   process.env.BENCH_LIFT_RATE_LIMITS === '1'
     ? { ...loaded, rateLimit: { ...loaded.rateLimit, globalMax: 1e9, sensitiveMax: 1e9 } }
     : loaded
-// The bench's earlier layouts of the key check's SQLite reads (plan.ts SQLITE_READ_VARIANTS).
-const sqliteReads = process.env.BENCH_SQLITE_READS
-const db = database.createDb(config.databaseUrl, {
-  poolSize: config.databasePoolSize,
-  ...(sqliteReads === undefined ? {} : { sqliteReads: JSON.parse(sqliteReads) }),
-})
+const db = database.createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
 await migrate.migrateToLatest(db)
 const { cipher } = secretsAtRest.cipherFor(config)
 const { app } = await appModule.buildApp({ config, db, clock: clock.systemClock, cipher })

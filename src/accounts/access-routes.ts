@@ -43,7 +43,13 @@ const ACCESS_DOCUMENT = object({
     },
     true,
   ),
-  sessions: list({ id: text, createdAt: time, expiresAt: time }),
+  sessions: list({
+    id: text,
+    createdAt: time,
+    lastUsedAt: time,
+    expiresAt: time,
+    device: nullableText,
+  }),
   activeDays: { type: 'array', items: { type: 'string', format: 'date' } },
   registrationCodes: list({ createdAt: time, expiresAt: time }),
   universityAttempts: list({

@@ -1,6 +1,7 @@
 import type { Audit, Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Queryable } from '../db/schema.js'
+import type { Sessions } from '../sessions/service.js'
 import { endpointOf } from '../events/listing.js'
 import { pageMail } from '../mail/outbox.js'
 import { findUserByOpenId } from '../users/store.js'
@@ -32,7 +33,14 @@ export interface AccessDocument {
     /** The provider's token is held (encrypted); never given out. */
     tokenHeld: boolean
   } | null
-  sessions: { id: string; createdAt: string; expiresAt: string }[]
+  /** Live sessions, most recently used first; the device is the registering `User-Agent`. */
+  sessions: {
+    id: string
+    createdAt: string
+    lastUsedAt: string
+    expiresAt: string
+    device: string | null
+  }[]
   /** The UTC days the user used a key (the console's active-users chart). */
   activeDays: string[]
   registrationCodes: { createdAt: string; expiresAt: string }[]
@@ -103,6 +111,7 @@ export function createAccessRequests(options: {
   db: Queryable
   clock: Clock
   audit: Audit
+  sessions: Pick<Sessions, 'listOfUser'>
 }): AccessRequests {
   const { db, clock, audit } = options
 
@@ -114,13 +123,7 @@ export function createAccessRequests(options: {
       .executeTakeFirst()
     if (user === undefined) return null
     const [sessions, days, codes, attempts, mail, trail, events, deliveries] = await Promise.all([
-      db
-        .selectFrom('sessions')
-        .select(['id', 'created_at', 'expires_at'])
-        .where('user_id', '=', userId)
-        .where('expires_at', '>', clock.now().getTime())
-        .orderBy('created_at')
-        .execute(),
+      options.sessions.listOfUser(userId),
       db
         .selectFrom('user_active_days')
         .select('day')
@@ -182,10 +185,12 @@ export function createAccessRequests(options: {
             tokenHeld: user.university_token !== null,
           }
         : null,
-      sessions: sessions.map((row) => ({
-        id: row.id,
-        createdAt: isoOf(row.created_at),
-        expiresAt: isoOf(row.expires_at),
+      sessions: sessions.map((session) => ({
+        id: session.id,
+        createdAt: session.createdAt.toISOString(),
+        lastUsedAt: session.lastUsedAt.toISOString(),
+        expiresAt: session.expiresAt.toISOString(),
+        device: session.device,
       })),
       activeDays: days.map((row) => row.day),
       registrationCodes: codes.map((row) => ({

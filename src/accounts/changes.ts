@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { SYSTEM, type Audit, type AuditEvent, type Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
-import { groupedCommits, type RunTransaction } from '../db/grouped-commits.js'
+import type { RunTransaction } from '../db/grouped-commits.js'
 import type { Database, Queryable } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import type { Events } from '../events/emitter.js'
@@ -9,13 +9,16 @@ import { importOriginalUsers, type ImportResult } from './import.js'
 import type { OriginalUser } from './import-plan.js'
 import {
   endSession,
+  endSessionsOfUser,
   eraseUser,
   linkUniversityAccount,
   registerUser,
   unlinkUniversityAccount,
+  type EndReason,
   type LinkResult,
   type NewSession,
   type NewUser,
+  type SessionPolicy,
   type UniversityLinkChange,
 } from './lifecycle.js'
 
@@ -29,7 +32,10 @@ import {
  * `system` (expiry, lapse).
  */
 export interface AccountChanges {
-  /** Tier 1: a new user (`registration`) or a returning one whose key this rotates (`rotation`). */
+  /**
+   * Tier 1: a new user (`registration`) or a returning one on a new device (`rotation`: a new key,
+   * which past SESSIONS_PER_USER also ends the least recently used one).
+   */
   register(change: {
     user: NewUser
     session: NewSession
@@ -38,15 +44,18 @@ export interface AccountChanges {
     now: number
   }): Promise<{ userId: string; created: boolean }>
   /**
-   * Logout, an operator's revocation, or expiry: false when something else ended the session
-   * first (nothing written). The trail has no `revoked`: an operator's revocation is a `logout`
-   * by that operator.
+   * Logout, an operator's revocation, or expiry of one session: false when something else ended
+   * it first (nothing written). The trail has no `revoked`: an operator's revocation is a
+   * `logout` by that operator.
    */
-  endSession(change: {
-    sessionId: string
-    reason: 'logout' | 'expiry' | 'revoked'
+  endSession(change: { sessionId: string; reason: EndReason; origin: Origin }): Promise<boolean>
+  /** Ends the user's sessions `which` names, or all of them; how many this ended. */
+  endSessions(change: {
+    userId: string
+    which: readonly string[] | 'all'
+    reason: EndReason
     origin: Origin
-  }): Promise<boolean>
+  }): Promise<number>
   /** Erases the user and discards the copies of its mails; false when there is no such user. */
   erase(change: { userId: string; openId: string; origin: Origin }): Promise<boolean>
   /** Tier 2's last step (the callback), audited as `university-linked` when it links. */
@@ -73,17 +82,14 @@ export interface AccountChangesOptions {
   wake: () => void
   /** Deletes what the mail transport kept of erased mails (the .eml files). */
   discardMail: (mailIds: readonly string[]) => Promise<void>
-  /**
-   * Registrations of one event-loop turn commit together (`db/grouped-commits.ts`): for SQLite,
-   * whose commit writes every changed page.
-   */
-  groupCommits?: boolean
+  /** Where registrations run: `Db.groupedTransaction` (on SQLite, one commit per turn). */
+  registrations: RunTransaction
+  /** The sessions' store, their cap per user and the rule of which are live. */
+  sessions: SessionPolicy
 }
 
 export function createAccountChanges(options: AccountChangesOptions): AccountChanges {
-  const { db, clock, audit, events } = options
-  const registrations: RunTransaction =
-    options.groupCommits === true ? groupedCommits(db) : (work) => inTransaction(db, work)
+  const { db, clock, audit, events, sessions, registrations } = options
 
   /** Runs `work` in `run`'s transaction, then wakes the webhook worker once it has committed. */
   async function change<T>(
@@ -97,10 +103,25 @@ export function createAccountChanges(options: AccountChangesOptions): AccountCha
 
   const record = (trx: Queryable, event: AuditEvent) => audit.record(trx, event)
 
+  /** One trail event per session ended, naming it. */
+  async function recordEnded(
+    trx: Queryable,
+    ended: { reason: EndReason; origin: Origin; userId: string; sessionIds: readonly string[] },
+  ): Promise<void> {
+    for (const sessionId of ended.sessionIds) {
+      await record(trx, {
+        type: ended.reason === 'expiry' ? 'expiry' : 'logout',
+        origin: ended.origin,
+        userId: ended.userId,
+        detail: { session: sessionId },
+      })
+    }
+  }
+
   return {
     register: ({ user, session, origin, now }) =>
       change(async (trx) => {
-        const registered = await registerUser(trx, { user, session, now, events })
+        const registered = await registerUser(trx, { user, session, sessions, now, events })
         await record(trx, {
           type: registered.created ? 'registration' : 'rotation',
           origin,
@@ -113,15 +134,31 @@ export function createAccountChanges(options: AccountChangesOptions): AccountCha
     endSession: ({ sessionId, reason, origin }) =>
       change(async (trx) => {
         const now = clock.now().getTime()
-        const userId = await endSession(trx, { sessionId, reason, now, events })
-        if (userId === null) return false
-        await record(trx, { type: reason === 'expiry' ? 'expiry' : 'logout', origin, userId })
+        const ended = await endSession(trx, { sessionId, reason, sessions, now, events })
+        if (ended === null) return false
+        await recordEnded(trx, { reason, origin, userId: ended.userId, sessionIds: [sessionId] })
         return true
+      }),
+
+    endSessions: ({ userId, which, reason, origin }) =>
+      change(async (trx) => {
+        const now = clock.now().getTime()
+        const ended = await endSessionsOfUser(trx, {
+          userId,
+          which,
+          reason,
+          sessions,
+          now,
+          events,
+        })
+        if (ended === null) return 0
+        await recordEnded(trx, { reason, origin, userId, sessionIds: ended.ended })
+        return ended.ended.length
       }),
 
     async erase({ userId, openId, origin }) {
       const mailIds = await change(async (trx) => {
-        const ids = await eraseUser(trx, { userId, now: clock.now().getTime(), events })
+        const ids = await eraseUser(trx, { userId, sessions, now: clock.now().getTime(), events })
         // The trail keeps who was erased (ids only, no profile) until AUDIT_RETENTION.
         if (ids !== null) await record(trx, { type: 'erasure', origin, userId, openId })
         return ids
@@ -168,7 +205,7 @@ export function createAccountChanges(options: AccountChangesOptions): AccountCha
 
     importOriginal: ({ users, origin, now }) =>
       change(async (trx) => {
-        const results = await importOriginalUsers(trx, { users, now, events })
+        const results = await importOriginalUsers(trx, { users, sessions, now, events })
         // The trail names who brought each user over (the operator's CLI) and how.
         await audit.recordAll(
           trx,

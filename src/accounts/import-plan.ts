@@ -1,6 +1,6 @@
 import { latestEventTimes } from '../audit/store.js'
 import type { Queryable } from '../db/schema.js'
-import { findSessionVersions, type SessionVersion } from '../sessions/store.js'
+import type { SessionStore, SessionVersion } from '../sessions/store.js'
 import { findUserVersions, type UserVersion } from '../users/store.js'
 
 // The import's planner: what `campusgate import-original` would do with each user of the
@@ -26,8 +26,9 @@ export interface OriginalUser {
  * What the import does with one user of the original:
  * - `import`: campusgate does not know the user: it is created with its session.
  * - `extend`: campusgate holds the same key, live, with an earlier expiry than the original's.
- * - `replace`: campusgate holds another key (or none), and wrote the user before the original last
- *   saw this one: the original's key is the newer (issued there after an earlier import).
+ * - `replace`: campusgate does not hold this key, and wrote the user before the original last saw
+ *   it: the original's key is the newer (issued there after an earlier import). It replaces the
+ *   user's session, as the original's one key per user did.
  * - `present`: campusgate already holds this key, or something newer: nothing changes.
  */
 export type ImportDecision = 'import' | 'extend' | 'replace' | 'present'
@@ -36,6 +37,7 @@ export interface ImportPlan {
   user: OriginalUser
   decision: ImportDecision
   existing: UserVersion | null
+  /** The user's session with the original's key, if campusgate holds it. */
   session: SessionVersion | null
 }
 
@@ -61,6 +63,7 @@ function decideImport(
 /** Decides, reading only, what `importOriginalUsers` would do with each user (`--dry-run` too). */
 export async function planOriginalImport(
   db: Queryable,
+  store: SessionStore,
   users: readonly OriginalUser[],
   now: number,
 ): Promise<ImportPlan[]> {
@@ -72,19 +75,21 @@ export async function planOriginalImport(
       )
     ).map((row) => [row.openId, row]),
   )
+  // By key: a user may hold several sessions, and the original's key is one of them or none.
   const sessions = new Map(
     (
-      await findSessionVersions(
+      await store.versions(
         db,
         [...existing.values()].map((row) => row.id),
       )
-    ).map((row) => [row.userId, row]),
+    ).map((row) => [row.keyHash, row]),
   )
   const absent = users.filter((user) => !existing.has(user.openId)).map((user) => user.openId)
   const erased = await latestEventTimes(db, 'erasure', absent)
   return users.map((user) => {
     const found = existing.get(user.openId) ?? null
-    const session = found === null ? null : (sessions.get(found.id) ?? null)
+    const held = sessions.get(user.keyHash)
+    const session = found !== null && held?.userId === found.id ? held : null
     const erasedAt = erased.get(user.openId)
     return {
       user,

@@ -1,8 +1,7 @@
 import type { Queryable } from '../db/schema.js'
-import { insertSessions, touchSession } from '../sessions/store.js'
 import { insertUsersIfAbsent, lockUser } from '../users/store.js'
 import { planOriginalImport, type ImportDecision, type OriginalUser } from './import-plan.js'
-import { emitStarted, registerUser, type StepContext } from './lifecycle.js'
+import { emitStarted, registerUser, type SessionPolicy, type StepContext } from './lifecycle.js'
 
 export interface ImportResult {
   openId: string
@@ -18,9 +17,14 @@ export interface ImportResult {
  */
 export async function importOriginalUsers(
   trx: Queryable,
-  { users, now, events }: { users: readonly OriginalUser[] } & StepContext,
+  {
+    users,
+    sessions,
+    now,
+    events,
+  }: { users: readonly OriginalUser[]; sessions: SessionPolicy } & StepContext,
 ): Promise<ImportResult[]> {
-  const plans = await planOriginalImport(trx, users, now)
+  const plans = await planOriginalImport(trx, sessions.store, users, now)
   const results: ImportResult[] = []
 
   const fresh = plans.filter((plan) => plan.decision === 'import').map((plan) => plan.user)
@@ -33,7 +37,8 @@ export async function importOriginalUsers(
       )
     ).map((row) => row.openId),
   )
-  await insertSessions(
+  // `lastUsed` is also when the expiry was last written, so the first use extends it.
+  await sessions.store.create(
     trx,
     fresh
       .filter((user) => created.has(user.openId))
@@ -43,6 +48,8 @@ export async function importOriginalUsers(
         keyHash: user.keyHash,
         createdAt: user.lastUsed,
         expiresAt: user.expiresAt,
+        touchedAt: user.lastUsed,
+        device: null,
       })),
   )
   for (const user of fresh) {
@@ -72,16 +79,23 @@ export async function importOriginalUsers(
     const userId = plan.existing.id
     // Decided again under the user's lock: a request may have changed the user since the plan.
     const again = (await lockUser(trx, userId))
-      ? (await planOriginalImport(trx, [plan.user], now))[0]
+      ? (await planOriginalImport(trx, sessions.store, [plan.user], now))[0]
       : undefined
     if (again?.existing?.id !== userId || again.decision === 'present') {
       results.push({ openId: plan.user.openId, userId, outcome: 'present' })
       continue
     }
     if (again.decision === 'extend' && again.session !== null) {
-      await touchSession(trx, again.session.id, plan.user.expiresAt, now)
+      const { id, touchedAt } = again.session
+      await sessions.store.extend(trx, id, {
+        readTouchedAt: touchedAt,
+        now,
+        expiresAt: plan.user.expiresAt,
+        day: null,
+      })
     } else {
-      // The original's newer key rotates the imported one, exactly as a registration would.
+      // The original's newer key replaces the imported one, exactly as a registration under the
+      // original's rule (one key per user) would: an imported user has one session, as there.
       await registerUser(trx, {
         user: {
           id: plan.user.userId,
@@ -93,7 +107,9 @@ export async function importOriginalUsers(
           id: plan.user.sessionId,
           keyHash: plan.user.keyHash,
           expiresAt: plan.user.expiresAt,
+          device: null,
         },
+        sessions: { ...sessions, perUser: 1 },
         now,
         events,
       })

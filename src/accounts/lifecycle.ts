@@ -1,15 +1,11 @@
 import type { Queryable } from '../db/schema.js'
 import type { Events } from '../events/emitter.js'
-import type { SessionEndReason, UniversityView } from '../events/types.js'
+import type { SessionEndReason, UniversityView, UnlinkReason } from '../events/types.js'
 import { abandonMailOfCodes, deleteMailOfUser, enqueueMail } from '../mail/outbox.js'
 import { enforceMailLimits, type MailLimits } from '../mail/caps.js'
 import type { Mail } from '../mail/transport.js'
-import {
-  deleteActiveDaysOfUser,
-  deleteSession,
-  findSessionOfUser,
-  replaceSession,
-} from '../sessions/store.js'
+import { deleteActiveDaysOfUser, type SessionStore } from '../sessions/store.js'
+import { isLive, utcDayOf, type TouchRule } from '../sessions/touch-rule.js'
 import {
   deleteCodesOfUser,
   endOpenAttemptsOfUser,
@@ -52,6 +48,15 @@ export interface StepContext {
   events: Events
 }
 
+/** The sessions of every user, as the steps that start and end them see them. */
+export interface SessionPolicy {
+  store: SessionStore
+  /** SESSIONS_PER_USER: a registration past it ends the user's least recently used session. */
+  perUser: number
+  /** Which sessions are live (an expired one counts toward the cap no longer, pruned or not). */
+  rule: TouchRule
+}
+
 export interface NewUser {
   id: string
   openId: string
@@ -64,56 +69,115 @@ export interface NewSession {
   id: string
   keyHash: string
   expiresAt: number
+  /** The registering request's `User-Agent`, at most 256 characters; null when it sent none. */
+  device: string | null
 }
 
 /**
- * Tier 1: creates or refreshes the user and installs its one live session (ending any older one).
- * `created` tells a new user from a returning one (whose key this rotates).
+ * Tier 1: creates or refreshes the user and starts a new session (docs/sessions.md, "Devices").
+ * Past SESSIONS_PER_USER live sessions, the user's least recently used ones end (`rotation`);
+ * below it no other session ends, and the university link stays whatever happens. `created` tells
+ * a new user from a returning one.
  */
 export async function registerUser(
   trx: Queryable,
-  { user, session, now, events }: { user: NewUser; session: NewSession } & StepContext,
-): Promise<{ userId: string; created: boolean }> {
+  {
+    user,
+    session,
+    sessions,
+    now,
+    events,
+  }: { user: NewUser; session: NewSession; sessions: SessionPolicy } & StepContext,
+): Promise<{ userId: string; created: boolean; rotated: string[] }> {
   const { id: userId } = await upsertUser(trx, user, now)
   const created = userId === user.id
-  // The session this rotation ends: only the events need its id.
-  const previous = events.enabled && !created ? await findSessionOfUser(trx, userId) : null
-  await replaceSession(trx, { ...session, userId }, now)
+  const live = created
+    ? []
+    : (await sessions.store.ofUser(trx, userId)).filter((other) =>
+        isLive(sessions.rule, other, now),
+      )
+  // Most recently used first: what lies past the cap, with room for the new one, ends.
+  const past = live.slice(Math.max(0, sessions.perUser - 1)).map((other) => other.id)
+  const ended = new Set((await sessions.store.end(trx, past)).map((other) => other.id))
+  const rotated = past.filter((id) => ended.has(id))
+  await sessions.store.create(trx, [{ ...session, userId, createdAt: now, touchedAt: now }])
+  // Registering is a use of the new key: the day is marked, since its first touch comes tomorrow.
+  await sessions.store.markActive(trx, userId, utcDayOf(now))
   if (events.enabled) {
     const who = { userId, openId: user.openId }
     if (created) await events.emit(trx, who, { type: 'user.created' }, now)
-    if (previous !== null) await emitEnded(trx, events, who, previous.id, 'rotation', now)
+    for (const id of rotated) await emitEnded(trx, events, who, id, 'rotation', now)
     await emitStarted(trx, events, who, session, now)
   }
-  return { userId, created }
+  return { userId, created, rotated }
 }
 
+/** Why sessions end other than by rotation or erasure. */
+export type EndReason = 'logout' | 'expiry' | 'revoked'
+
 /**
- * Logout, revocation (an operator) and expiry: the session goes, the user's messenger session key
- * and university token are nullified, and every pending confirmation link dies. The session's
- * user, or `null` when the session was already gone.
+ * Logout, revocation (an operator) and expiry of one session, found by its id; its user and
+ * whether that was the user's last live session, or `null` when the session was already gone.
  */
 export async function endSession(
   trx: Queryable,
-  {
-    sessionId,
-    reason,
-    now,
-    events,
-  }: { sessionId: string; reason: 'logout' | 'expiry' | 'revoked' } & StepContext,
-): Promise<string | null> {
-  if ((await lockUserOfSession(trx, sessionId)) === null) return null
-  const userId = await deleteSession(trx, sessionId)
+  args: { sessionId: string; reason: EndReason; sessions: SessionPolicy } & StepContext,
+): Promise<{ userId: string; last: boolean } | null> {
+  const userId = await lockUserOfSession(trx, args.sessionId)
   if (userId === null) return null
+  const ended = await endLocked(trx, { ...args, userId, which: [args.sessionId] })
+  return ended === null ? null : { userId, last: ended.last }
+}
+
+type EndArgs = {
+  userId: string
+  which: readonly string[] | 'all'
+  reason: EndReason
+  sessions: SessionPolicy
+} & StepContext
+
+/**
+ * Ends the user's sessions `which` names (ids, or every one), each with its `session.ended`.
+ * When none of the user's sessions lives on, the user's messenger session key and university token
+ * are nullified and every pending confirmation link dies (docs/sessions.md, "Ending"); while
+ * another lives they stay, so the other device keeps its tier. The ids ended and whether that was
+ * the last live session; `null` when there is no such user or nothing was left to end.
+ */
+export async function endSessionsOfUser(
+  trx: Queryable,
+  args: EndArgs,
+): Promise<{ ended: string[]; last: boolean } | null> {
+  return (await lockUser(trx, args.userId)) ? endLocked(trx, args) : null
+}
+
+/** `endSessionsOfUser` once the user's row is locked. */
+async function endLocked(
+  trx: Queryable,
+  { userId, which, reason, sessions, now, events }: EndArgs,
+): Promise<{ ended: string[]; last: boolean } | null> {
+  const ofUser = await sessions.store.ofUser(trx, userId)
+  const targets = which === 'all' ? ofUser : ofUser.filter((one) => which.includes(one.id))
+  const ended = new Set(
+    (
+      await sessions.store.end(
+        trx,
+        targets.map((one) => one.id),
+      )
+    ).map((one) => one.id),
+  )
+  if (ended.size === 0) return null
+  const last = !ofUser.some((one) => !ended.has(one.id) && isLive(sessions.rule, one, now))
   const user = events.enabled ? await findUserForEvents(trx, userId) : null
-  await nullifyCredentials(trx, userId, now)
-  await retirePendingRegistration(trx, userId, now)
+  if (last) {
+    await nullifyCredentials(trx, userId, now)
+    await retirePendingRegistration(trx, userId, now)
+  }
   if (user !== null) {
     const who = { userId, openId: user.openId }
-    await emitEnded(trx, events, who, sessionId, reason, now)
-    if (user.linked) await emitUnlinked(trx, events, who, reason, now)
+    for (const id of ended) await emitEnded(trx, events, who, id, reason, now)
+    if (last && user.linked) await emitUnlinked(trx, events, who, reason, now)
   }
-  return userId
+  return { ended: [...ended], last }
 }
 
 export type Who = { userId: string; openId: string }
@@ -152,7 +216,7 @@ function emitUnlinked(
   trx: Queryable,
   events: Events,
   who: Who,
-  reason: 'logout' | 'expiry' | 'lapsed' | 'erasure' | 'revoked',
+  reason: UnlinkReason,
   now: number,
 ): Promise<void> {
   return events.emit(trx, who, { type: 'university.unlinked', data: { reason } }, now)
@@ -311,20 +375,21 @@ export async function unlinkUniversityAccount(
 /**
  * Erasure: the user's mails (sent or queued) go, then the user with everything that cascades.
  * Returns the ids of the deleted mails, whose copies outside the database the caller discards;
- * `null` when there was no such user. The events say so in SPEC's order: the session ended, the
- * link gone, the user erased.
+ * `null` when there was no such user. The events say so in their documented order
+ * (docs/webhooks.md): each session ended, the link gone, the user erased.
  */
 export async function eraseUser(
   trx: Queryable,
-  { userId, now, events }: { userId: string } & StepContext,
+  { userId, sessions, now, events }: { userId: string; sessions: SessionPolicy } & StepContext,
 ): Promise<string[] | null> {
   if (!(await lockUser(trx, userId))) return null
   if (events.enabled) {
     const user = await findUserForEvents(trx, userId)
-    const session = await findSessionOfUser(trx, userId)
     if (user !== null) {
       const who = { userId, openId: user.openId }
-      if (session !== null) await emitEnded(trx, events, who, session.id, 'erasure', now)
+      for (const session of await sessions.store.ofUser(trx, userId)) {
+        await emitEnded(trx, events, who, session.id, 'erasure', now)
+      }
       if (user.linked) await emitUnlinked(trx, events, who, 'erasure', now)
       await events.emit(trx, who, { type: 'user.erased' }, now)
     }

@@ -3,7 +3,7 @@ import type { AccountChanges } from './changes.js'
 import type { Queryable } from '../db/schema.js'
 import type { MailState } from '../mail/outbox.js'
 import type { Outbox } from '../mail/outbox-service.js'
-import type { Session, Sessions } from '../sessions/service.js'
+import type { DeviceSession, Sessions, Tier, WhichSessions } from '../sessions/service.js'
 import { findUserByOpenId } from '../users/store.js'
 
 /** What campusgate holds about one user, for the operator: no secret, no hash. */
@@ -15,8 +15,10 @@ export interface UserOverview {
   updatedAt: Date
   /** When the user last linked a university account, lapsed or not. */
   universityLinkedAt: Date | null
-  /** The live session as `GET /session` shows it (its tier by the one rule), or null. */
-  session: Session | null
+  /** The tier the user's keys have now (the one rule, as `GET /session`); null without a live session. */
+  tier: Tier | null
+  /** Every live session, most recently used first. */
+  sessions: DeviceSession[]
   mails: Record<MailState, number>
 }
 
@@ -24,13 +26,15 @@ export interface UserOverview {
 export interface Accounts {
   overview(openId: string): Promise<UserOverview | null>
   /**
-   * Ends the user's session exactly as POST /logout does (its events say `revoked`). `origin`
-   * names the operator (`cli:<user>`, or the console's operator), as the trail records it.
+   * Ends one of the user's live sessions, or all of them, exactly as POST /logout does (their
+   * events say `revoked`): how many ended. `origin` names the operator (`cli:<user>`, or the
+   * console's operator), as the trail records it.
    */
   revoke(action: {
     openId: string
+    which: WhichSessions
     origin: Origin
-  }): Promise<'revoked' | 'no-session' | 'unknown-user'>
+  }): Promise<number | 'unknown-user'>
   /** Removes the user's university link: the session stays, at tier 1. */
   unlink(action: {
     openId: string
@@ -59,15 +63,15 @@ export function createAccounts(options: {
         updatedAt: new Date(user.updated_at),
         universityLinkedAt:
           user.university_linked_at === null ? null : new Date(user.university_linked_at),
-        session: await sessions.sessionOfUser(user.id),
+        ...(await sessions.ofUser(user.id)),
         mails: await outbox.countsOfUser(user.id),
       }
     },
 
-    async revoke({ openId, origin }) {
+    async revoke({ openId, which, origin }) {
       const user = await findUserByOpenId(db, openId)
       if (user === null) return 'unknown-user'
-      return (await sessions.revokeUser(user.id, origin)) ? 'revoked' : 'no-session'
+      return sessions.revoke(user.id, which, origin)
     },
 
     async unlink({ openId, origin }) {

@@ -12,26 +12,6 @@ function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString()
 }
 
-const revoke: Command = {
-  name: 'sessions revoke',
-  summary: "end a user's session exactly as POST /logout does",
-  usage: '  campusgate sessions revoke --open-id <openId>',
-  options: OPEN_ID,
-  optionHelp: OPEN_ID_HELP,
-  required: ['open-id'],
-  async run({ config, values, io }) {
-    const openId = values['open-id'] as string
-    return withServices(config, io, async ({ accounts }) => {
-      const revoked = await accounts.revoke({ openId, origin: cliOrigin() })
-      if (revoked === 'unknown-user') throw unknownUser(openId)
-      if (revoked === 'no-session')
-        throw new NotFoundError(`${openId} has no live session; nothing changed`)
-      io.out(`revoked the session of ${openId}; its key, token and pending links are void\n`)
-      return EXIT.ok
-    })
-  },
-}
-
 const show: Command = {
   name: 'users show',
   summary: 'what campusgate holds about a user (no secrets, no hashes)',
@@ -44,7 +24,6 @@ const show: Command = {
     return withServices(config, io, async ({ accounts }) => {
       const user = await accounts.overview(openId)
       if (user === null) throw unknownUser(openId)
-      const { session } = user
       const view = {
         id: user.id,
         openId: user.openId,
@@ -52,12 +31,15 @@ const show: Command = {
         createdAt: iso(user.createdAt),
         updatedAt: iso(user.updatedAt),
         // The tier GET /session answers now: the one rule (sessions/tier.ts), lapse included.
-        tier: session?.tier ?? null,
+        tier: user.tier,
         universityLinkedAt: iso(user.universityLinkedAt),
-        session:
-          session === null
-            ? null
-            : { createdAt: iso(session.createdAt), expiresAt: iso(session.expiresAt) },
+        sessions: user.sessions.map((session) => ({
+          id: session.id,
+          device: session.device,
+          createdAt: iso(session.createdAt),
+          lastUsedAt: iso(session.lastUsedAt),
+          expiresAt: iso(session.expiresAt),
+        })),
         mails: user.mails,
       }
       if (values.json === true) {
@@ -76,10 +58,10 @@ const show: Command = {
           view.universityLinkedAt === null ? 'not linked' : `linked ${view.universityLinkedAt}`,
         ],
         [
-          'session',
-          view.session === null
+          'sessions',
+          view.sessions.length === 0
             ? 'none'
-            : `since ${view.session.createdAt}, expires ${view.session.expiresAt}`,
+            : `${view.sessions.length} live (campusgate sessions list ${view.openId})`,
         ],
         [
           'mail',
@@ -94,7 +76,7 @@ const show: Command = {
 
 const erase: Command = {
   name: 'users erase',
-  summary: 'erase a user exactly as DELETE /user does (session, codes, attempts, mails, the user)',
+  summary: 'erase a user exactly as DELETE /user does (sessions, codes, attempts, mails, the user)',
   usage: '  campusgate users erase --open-id <openId>',
   options: OPEN_ID,
   optionHelp: OPEN_ID_HELP,
@@ -127,4 +109,4 @@ const exportData: Command = {
   },
 }
 
-export const accountCommands: readonly Command[] = [revoke, show, erase, exportData]
+export const accountCommands: readonly Command[] = [show, erase, exportData]

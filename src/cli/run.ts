@@ -20,11 +20,13 @@ import { eventCommands } from './events.js'
 import { maintenanceCommands } from './maintenance.js'
 import { recordCommands } from './records.js'
 import { serve } from './serve.js'
+import { sessionCommands } from './sessions.js'
 
 const COMMANDS: readonly Command[] = [
   serve,
   ...maintenanceCommands,
   ...backupCommands,
+  ...sessionCommands,
   ...accountCommands,
   ...recordCommands,
   ...eventCommands,

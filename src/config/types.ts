@@ -75,6 +75,8 @@ export interface Config {
   readonly sessionTouchIntervalMs: number
   /** SESSION_MAX_AGE: a session ends this long after its registration however it is used; null: never. */
   readonly sessionMaxAgeMs: number | null
+  /** SESSIONS_PER_USER: live sessions a user may hold at once (one per device), at least 1. */
+  readonly sessionsPerUser: number
   readonly registrationCodeTtlMs: number
   /** `false`, a hop count, or the proxies' addresses / CIDRs; never "trust everyone". */
   readonly trustProxy: false | number | string[]

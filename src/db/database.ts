@@ -6,13 +6,14 @@ import pg from 'pg'
 import type { Database } from './schema.js'
 import { cachingSqlite, pgQuery, preparingPool, statementNamer } from './statements.js'
 import { isWriteFault } from './failures.js'
+import { groupedCommits, type RunTransaction } from './grouped-commits.js'
+import { inTransaction } from './transaction.js'
 import { createWriteWatch, watchingWrites, type WriteWatch } from './write-health.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
-export interface Db {
+interface DbCommon {
   readonly kysely: Kysely<Database>
-  readonly dialect: Dialect
   /** PostgreSQL schema named by `?options=-c search_path=…`, where the migration tables live too. */
   readonly schema: string | null
   /**
@@ -21,24 +22,11 @@ export interface Db {
    */
   onConnectionError(listener: (error: Error) => void): void
   /**
-   * Runs the key check's read without Kysely's connection handling: it is the one query on every
-   * authenticated request.
-   * - SQLite on a file: synchronously, on the connection that writes while no transaction is open
-   *   on it (`keyCheckReader`), else on a second, read-only connection. Kysely runs every query on
-   *   one connection behind a mutex, so a key check would otherwise wait for whatever transaction
-   *   holds it (a registration, a mail claim, a pruning round); in WAL mode the second connection
-   *   reads the last committed state meanwhile.
-   * - PostgreSQL: the pool itself, one named statement per query text, as Kysely's queries are.
-   * Null for SQLite in memory, where a second connection would be another, empty database.
+   * Runs `work` in a transaction, retried on a lost race (transaction.ts). On SQLite the
+   * transactions handed in within one turn of the event loop share one commit
+   * (grouped-commits.ts): its commit is most of a registration's cost.
    */
-  readonly reader: SqlReader | null
-  /**
-   * SQLite only (else null): short writes run synchronously on the writing connection, outside
-   * Kysely, when no transaction is open on it. For the key check's touches, which otherwise pay
-   * Kysely's transaction machinery (its mutex, a promise per statement) several times over what
-   * SQLite spends on them (docs/performance.md, "Touches").
-   */
-  readonly writer: SqlWriter | null
+  readonly groupedTransaction: RunTransaction
   /** Whether writes go through, as the last ones showed (a full disk leaves reads working). */
   readonly writes: WriteWatch
   /** The SQLite file, or null (PostgreSQL, or SQLite in memory). */
@@ -46,20 +34,41 @@ export interface Db {
 }
 
 /**
- * Runs one statement outside Kysely's transactions and gives its rows, or its first; statements
- * are prepared once per SQL text. A read, but for PostgreSQL's key check, whose touch rides in it.
+ * SQLite, with what its session store runs outside Kysely (sessions/store-sqlite.ts): the key
+ * check is the one query on every authenticated request, and its touches the commonest write.
  */
-export interface SqlReader {
-  first<Row>(
-    sql: string,
-    parameters: readonly unknown[],
-  ): Row | undefined | Promise<Row | undefined>
-  all<Row>(sql: string, parameters: readonly unknown[]): Row[] | Promise<Row[]>
+export interface SqliteDb extends DbCommon {
+  readonly dialect: 'sqlite'
   /**
-   * Whether every read is a round trip to a database server (PostgreSQL). Then reads that arrive
-   * together are cheaper as one query; SQLite's reads are calls into the process, already cheap.
+   * Reads synchronously, on the connection that writes while no transaction is open on it
+   * (`keyCheckReader`), else on a second, read-only connection. Kysely runs every query on one
+   * connection behind a mutex, so a key check would otherwise wait for whatever transaction holds
+   * it (a registration, a mail claim, a pruning round); in WAL mode the second connection reads
+   * the last committed state meanwhile. Null in memory, where a second connection would be
+   * another, empty database: there reads go through Kysely.
    */
-  readonly roundTrips: boolean
+  readonly reader: SqliteReader | null
+  /**
+   * Short writes run synchronously on the writing connection, outside Kysely, when no transaction
+   * is open on it: the key check's touches, which otherwise pay Kysely's transaction machinery
+   * (its mutex, a promise per statement) several times over what SQLite spends on them
+   * (docs/performance.md, "Touches").
+   */
+  readonly writer: SqlWriter
+}
+
+/** PostgreSQL, with the pool its session store reads on without Kysely (sessions/store-postgres.ts). */
+export interface PostgresDb extends DbCommon {
+  readonly dialect: 'postgres'
+  /** Runs one statement on the pool, named (prepared) as Kysely's queries are. */
+  query<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]>
+}
+
+export type Db = SqliteDb | PostgresDb
+
+/** Runs one read synchronously, outside Kysely's transactions; statements prepared once per SQL text. */
+export interface SqliteReader {
+  first<Row>(sql: string, parameters: readonly unknown[]): Row | undefined
 }
 
 /** Runs one statement on the writing connection; returns how many rows it changed. */
@@ -106,20 +115,20 @@ function writerOn(
 }
 
 /** Reads on one better-sqlite3 connection, statements prepared once per SQL text. */
-function readerOn(statements: SqliteDatabase): SqlReader {
+function readerOn(statements: SqliteDatabase): SqliteReader {
   return {
     first: <Row>(sql: string, parameters: readonly unknown[]) =>
       (statements.prepare(sql) as SQLite.Statement).get(parameters) as Row | undefined,
-    all: <Row>(sql: string, parameters: readonly unknown[]) =>
-      (statements.prepare(sql) as SQLite.Statement).all(parameters) as Row[],
-    roundTrips: false,
   }
 }
 
-function openReader(path: string, mapBytes: number): { reader: SqlReader; close(): void } {
+/**
+ * The read-only connection answers only while a transaction is open on the writing one, and every
+ * commit of the writer unmaps a reader's map anyway: it maps nothing.
+ */
+function openReader(path: string): { reader: SqliteReader; close(): void } {
   const sqlite = new SQLite(path, { readonly: true })
   sqlite.pragma('busy_timeout = 5000')
-  sqlite.pragma(`mmap_size = ${mapBytes}`)
   const statements = cachingSqlite(sqlite)
   return { reader: readerOn(statements), close: () => sqlite.close() }
 }
@@ -138,16 +147,14 @@ function openReader(path: string, mapBytes: number): { reader: SqlReader; close(
 function keyCheckReader(
   writer: SQLite.Database,
   writerStatements: SqliteDatabase,
-  separate: SqlReader,
-): SqlReader {
+  separate: SqliteReader,
+): SqliteReader {
   const onWriter = readerOn(writerStatements)
-  const idle = (): boolean => !writer.inTransaction
   return {
     first: <Row>(sql: string, parameters: readonly unknown[]) =>
-      idle() ? onWriter.first<Row>(sql, parameters) : separate.first<Row>(sql, parameters),
-    all: <Row>(sql: string, parameters: readonly unknown[]) =>
-      idle() ? onWriter.all<Row>(sql, parameters) : separate.all<Row>(sql, parameters),
-    roundTrips: false,
+      writer.inTransaction
+        ? separate.first<Row>(sql, parameters)
+        : onWriter.first<Row>(sql, parameters),
   }
 }
 
@@ -166,24 +173,6 @@ const CONNECT_TIMEOUT_MS = 3000
  * kernel takes them back under pressure.
  */
 const KEY_CHECK_MMAP_BYTES = 1_073_741_824
-
-/**
- * SQLite on a file: where the key check reads, and how much of the file each connection maps.
- * The default is what the service runs; the bench runs the earlier layout beside it.
- */
-export interface SqliteReads {
-  /** `writer`: on the writing connection while it is idle (`keyCheckReader`); `reader`: always on the read-only one. */
-  keyCheckOn: 'writer' | 'reader'
-  writerMapBytes: number
-  readerMapBytes: number
-}
-
-export const SQLITE_READS: SqliteReads = {
-  keyCheckOn: 'writer',
-  writerMapBytes: KEY_CHECK_MMAP_BYTES,
-  // Reads only while a transaction is open on the writer; every commit unmaps its map anyway.
-  readerMapBytes: 0,
-}
 const QUERY_TIMEOUT_MS = 15_000
 
 // int8 columns hold epoch milliseconds, well inside Number's exact range.
@@ -191,68 +180,67 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
 
 /**
  * Opens the database named by a `DATABASE_URL`. This is the one place that knows SQLite from
- * PostgreSQL; everything above it sees `Kysely<Database>`.
+ * PostgreSQL; above it, only the two session stores (sessions/store-*.ts) use what is particular
+ * to each, and everything else sees `Kysely<Database>`.
  */
-export function createDb(
-  url: string,
-  options: { poolSize: number; sqliteReads?: SqliteReads },
-): Db {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
-    const inMemory = path === ':memory:'
-    // The file holds queued mail with live links: readable by the service's user only.
-    if (!inMemory) mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-    const created = !inMemory && !existsSync(path)
-    const sqlite = new SQLite(path)
-    if (created) chmodSync(path, 0o600)
-    // WAL lets readers proceed during a write; busy_timeout waits out a writer instead of failing.
-    sqlite.pragma('journal_mode = WAL')
-    sqlite.pragma('busy_timeout = 5000')
-    sqlite.pragma('foreign_keys = ON')
-    sqlite.pragma('synchronous = NORMAL')
-    // Deleted and overwritten content is zeroed, not left in free pages for a file reader.
-    sqlite.pragma('secure_delete = ON')
-    // Savepoints (grouped commits) keep their statement journals in memory, not in a temp file.
-    sqlite.pragma('temp_store = MEMORY')
-    const reads = options.sqliteReads ?? SQLITE_READS
-    sqlite.pragma(`mmap_size = ${reads.writerMapBytes}`)
-    // A second connection to an in-memory database would be another, empty database.
-    const reader = inMemory ? null : openReader(path, reads.readerMapBytes)
-    const statements = cachingSqlite(sqlite)
-    const writes = createWriteWatch()
-    return {
-      kysely: new Kysely<Database>({
-        dialect: watchingWrites(
-          new SqliteDialect({
-            database: {
-              prepare: (sql) => statements.prepare(sql),
-              close: () => {
-                reader?.close()
-                statements.close()
-              },
-            },
-          }),
-          writes,
-          () => sqlite.inTransaction,
-        ),
+export function createDb(url: string, options: { poolSize: number }): Db {
+  return url.startsWith('sqlite:') ? openSqlite(url) : openPostgres(url, options.poolSize)
+}
+
+function openSqlite(url: string): SqliteDb {
+  const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
+  const inMemory = path === ':memory:'
+  // The file holds queued mail with live links: readable by the service's user only.
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  const created = !inMemory && !existsSync(path)
+  const sqlite = new SQLite(path)
+  if (created) chmodSync(path, 0o600)
+  // WAL lets readers proceed during a write; busy_timeout waits out a writer instead of failing.
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('synchronous = NORMAL')
+  // Deleted and overwritten content is zeroed, not left in free pages for a file reader.
+  sqlite.pragma('secure_delete = ON')
+  // Savepoints (grouped commits) keep their statement journals in memory, not in a temp file.
+  sqlite.pragma('temp_store = MEMORY')
+  sqlite.pragma(`mmap_size = ${KEY_CHECK_MMAP_BYTES}`)
+  // A second connection to an in-memory database would be another, empty database.
+  const separate = inMemory ? null : openReader(path)
+  const statements = cachingSqlite(sqlite)
+  const writes = createWriteWatch()
+  const kysely = new Kysely<Database>({
+    dialect: watchingWrites(
+      new SqliteDialect({
+        database: {
+          prepare: (sql) => statements.prepare(sql),
+          close: () => {
+            separate?.close()
+            statements.close()
+          },
+        },
       }),
-      dialect: 'sqlite',
-      schema: null,
-      onConnectionError: () => undefined,
-      reader:
-        reader === null
-          ? null
-          : reads.keyCheckOn === 'writer'
-            ? keyCheckReader(sqlite, statements, reader.reader)
-            : reader.reader,
-      writer: writerOn(sqlite, statements, writes),
       writes,
-      sqlitePath: inMemory ? null : path,
-    }
+      () => sqlite.inTransaction,
+    ),
+  })
+  return {
+    kysely,
+    dialect: 'sqlite',
+    schema: null,
+    onConnectionError: () => undefined,
+    groupedTransaction: groupedCommits(kysely),
+    reader: separate === null ? null : keyCheckReader(sqlite, statements, separate.reader),
+    writer: writerOn(sqlite, statements, writes),
+    writes,
+    sqlitePath: inMemory ? null : path,
   }
+}
+
+function openPostgres(url: string, poolSize: number): PostgresDb {
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.poolSize,
+    max: poolSize,
     // While PostgreSQL is unreachable, a request fails within seconds (503) instead of hanging.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
@@ -267,30 +255,25 @@ export function createDb(
   pool.on('connect', (client) => client.on('error', () => undefined))
   const nameOf = statementNamer()
   const writes = createWriteWatch()
-  // The key check writes its touches in its own statement (sessions/store.ts), so its faults
-  // are noted as Kysely's are.
-  const readRows = async <Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> => {
-    try {
-      return (await pool.query(pgQuery(nameOf, sql, parameters))).rows as Row[]
-    } catch (error) {
-      if (isWriteFault(error)) writes.noteFault(error)
-      throw error
-    }
-  }
+  const kysely = new Kysely<Database>({
+    dialect: watchingWrites(new PostgresDialect({ pool: preparingPool(pool, nameOf) }), writes),
+  })
   return {
-    kysely: new Kysely<Database>({
-      dialect: watchingWrites(new PostgresDialect({ pool: preparingPool(pool, nameOf) }), writes),
-    }),
+    kysely,
     dialect: 'postgres',
     schema: searchPathOf(url),
     onConnectionError: (next) => (listener = next),
-    reader: {
-      first: async <Row>(sql: string, parameters: readonly unknown[]) =>
-        (await readRows<Row>(sql, parameters))[0],
-      all: readRows,
-      roundTrips: true,
+    groupedTransaction: (work) => inTransaction(kysely, work),
+    // The session store's touches run here too (sessions/store-postgres.ts), so their faults are
+    // noted as Kysely's are.
+    async query<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+      try {
+        return (await pool.query(pgQuery(nameOf, sql, parameters))).rows as Row[]
+      } catch (error) {
+        if (isWriteFault(error)) writes.noteFault(error)
+        throw error
+      }
     },
-    writer: null,
     writes,
     sqlitePath: null,
   }

@@ -17,6 +17,7 @@ import * as m0009 from './migrations/0009_sessions_created_at.js'
 import * as m0010 from './migrations/0010_user_active_days.js'
 import * as m0011 from './migrations/0011_console.js'
 import * as m0012 from './migrations/0012_sessions_expiry_floor.js'
+import * as m0013 from './migrations/0013_sessions_per_device.js'
 import * as m0014 from './migrations/0014_console_roles.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
@@ -33,16 +34,20 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_user_active_days': m0010,
   '0011_console': m0011,
   '0012_sessions_expiry_floor': m0012,
+  '0013_sessions_per_device': m0013,
   '0014_console_roles': m0014,
 }
 
-const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) }
+/** Every migration this build knows, for Kysely's `Migrator`. */
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(MIGRATIONS),
+}
 
 /** Brings the schema to the latest version; safe to run from several instances at once. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({
     db: db.kysely,
-    provider,
+    provider: migrationProvider,
     ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
   })
   const { error, results } = await migrator.migrateToLatest()

@@ -1,20 +1,14 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely'
-import type { SqlReader, SqlRun } from './database.js'
 import type { Queryable } from './schema.js'
 import { databaseOf } from './transaction.js'
 
 export interface Precompiled<Args extends unknown[], Row> {
   (db: Queryable, ...args: Args): Promise<QueryResult<Row>>
-  /** The first row, read on `reader` (`Db.reader` of `db`) instead of through Kysely. */
-  readFirst(
-    reader: SqlReader,
-    db: Queryable,
-    ...args: Args
-  ): Row | undefined | Promise<Row | undefined>
-  /** Every row, read on `reader` (`Db.reader` of `db`) instead of through Kysely. */
-  readAll(reader: SqlReader, db: Queryable, ...args: Args): Row[] | Promise<Row[]>
-  /** Runs it with `run` (`Db.writer`'s, of `db`) instead of through Kysely: the rows changed. */
-  runWith(run: SqlRun, db: Queryable, ...args: Args): number
+  /**
+   * Its SQL and parameters for these arguments, to run outside Kysely (the session stores'
+   * reader and writer, `Db` in database.ts).
+   */
+  bind(db: Queryable, ...args: Args): CompiledQuery<Row>
 }
 
 /**
@@ -62,18 +56,5 @@ export function precompiled<Args extends unknown[], Row>(
   }
 
   const run = (db: Queryable, ...args: Args) => db.executeQuery<Row>(bind(db, args))
-  return Object.assign(run, {
-    readFirst(reader: SqlReader, db: Queryable, ...args: Args) {
-      const { sql, parameters } = bind(db, args)
-      return reader.first<Row>(sql, parameters)
-    },
-    readAll(reader: SqlReader, db: Queryable, ...args: Args) {
-      const { sql, parameters } = bind(db, args)
-      return reader.all<Row>(sql, parameters)
-    },
-    runWith(run: SqlRun, db: Queryable, ...args: Args) {
-      const { sql, parameters } = bind(db, args)
-      return run(sql, parameters)
-    },
-  })
+  return Object.assign(run, { bind: (db: Queryable, ...args: Args) => bind(db, args) })
 }

@@ -40,6 +40,8 @@ export interface SessionTable {
    * writes no indexed column (migration 0012). The default 0 is a floor of any expiry.
    */
   expiry_floor: Generated<number>
+  /** The `User-Agent` of the registering request, at most 256 characters (docs/sessions.md). */
+  device: string | null
 }
 
 /** SPEC "Operator console": the user used its key on `day` ('YYYY-MM-DD', UTC). */

@@ -32,9 +32,14 @@ function isMissing(failure: ValidationFailure): boolean {
 
 /** Maps a Fastify schema-validation failure onto the route's documented error. */
 function validationKind(error: FastifyError, request: FastifyRequest): ErrorName {
-  // The only query a route validates is the emailed link's code: absent or empty.
-  if (error.validationContext === 'querystring') return 'missingRequiredQueryParameters'
   const first = error.validation?.[0]
+  // A query parameter absent or empty (the emailed link's code); one present with a value the
+  // route does not know (`POST /logout?scope=`) is invalid.
+  if (error.validationContext === 'querystring') {
+    return first === undefined || isMissing(first)
+      ? 'missingRequiredQueryParameters'
+      : 'invalidValue'
+  }
   if (first === undefined || isMissing(first)) return 'missingRequiredKeys'
   return request.routeOptions.config.invalidFieldErrors?.[first.instancePath] ?? 'invalidValue'
 }

@@ -75,7 +75,7 @@ type Document = { paths?: unknown }
 type Paths = Record<string, Record<string, Record<string, unknown>>>
 
 /** Operations that take no body, but read one that is sent (and refuse it as any route would). */
-const BODY_IGNORED = new Set(['logout', 'eraseUser'])
+const BODY_IGNORED = new Set(['logout', 'eraseUser', 'deleteSession'])
 
 const IGNORED_BODY = {
   required: false,

@@ -13,6 +13,13 @@ export interface OutboxStats {
   oldestQueuedAt: number | null
 }
 
+/** Live sessions at scrape time (sessions/store.ts `counts`). */
+export interface SessionStats {
+  live: number
+  /** Users with more than one live session (several devices). */
+  usersWithSeveral: number
+}
+
 /** What the webhook deliveries look like at scrape time (events/outbox.ts). */
 export interface WebhookStats {
   pending: number
@@ -50,6 +57,8 @@ export function createMetrics(options: {
   newestBackupAt?: () => Promise<number | null>
   /** Whether the database is write-impaired right now (a write failed, no probe since). */
   writeImpaired?: () => boolean
+  /** Live sessions and the users holding them, read at scrape time (all instances). */
+  sessionStats?: () => Promise<SessionStats>
 }) {
   const registry = new Registry()
   const registers = [registry]
@@ -230,6 +239,29 @@ export function createMetrics(options: {
     })
   }
 
+  const sessionStats = options.sessionStats ?? null
+  // Shared by every instance, as the outbox: one read per scrape.
+  let sessionScrape: Promise<SessionStats> | null = null
+  if (sessionStats !== null) {
+    const scrapeSessions = (): Promise<SessionStats> => (sessionScrape ??= sessionStats())
+    new Gauge({
+      name: 'campusgate_sessions_live',
+      help: 'Live sessions, one per device (all instances).',
+      registers,
+      async collect() {
+        this.set((await scrapeSessions()).live)
+      },
+    })
+    new Gauge({
+      name: 'campusgate_users_with_several_sessions',
+      help: 'Users holding more than one live session (several devices).',
+      registers,
+      async collect() {
+        this.set((await scrapeSessions()).usersWithSeveral)
+      },
+    })
+  }
+
   // Children per route and status, so a request costs one observe and no label object.
   const requestChildren = new WeakMap<object, Map<number, Histogram.Internal<string>>>()
   const unmatched = {}
@@ -240,11 +272,13 @@ export function createMetrics(options: {
     async text(): Promise<string> {
       stats = null
       webhookScrape = null
+      sessionScrape = null
       try {
         return (await registry.metrics()) + '\n' + (await processRegistryOfApp.metrics())
       } finally {
         stats = null
         webhookScrape = null
+        sessionScrape = null
       }
     },
     /**

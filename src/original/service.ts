@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { SessionStore } from '../sessions/store.js'
 import type { AccountChanges } from '../accounts/changes.js'
 import {
   planOriginalImport,
@@ -67,8 +68,10 @@ export function createOriginalImport(deps: {
   ttlMs: number
   /** Stores each batch, with its audit and lifecycle events (an imported user is announced as a registered one). */
   changes: AccountChanges
+  /** Where a dry run reads the sessions the import would compare its keys with. */
+  sessions: SessionStore
 }): OriginalImport {
-  const { db, clock, cipher, ttlMs, changes } = deps
+  const { db, clock, cipher, ttlMs, changes, sessions } = deps
 
   function toUser(row: LiveRow): OriginalUser {
     return {
@@ -119,7 +122,7 @@ export function createOriginalImport(deps: {
       async function flush(users: OriginalUser[], now: number): Promise<void> {
         if (users.length === 0) return
         if (options.dryRun) {
-          for (const plan of await planOriginalImport(db, users, now)) {
+          for (const plan of await planOriginalImport(db, sessions, users, now)) {
             const decision =
               plan.decision === 'import' && imagined.has(plan.user.openId)
                 ? 'present'

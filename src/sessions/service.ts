@@ -2,34 +2,24 @@ import type { Kysely } from 'kysely'
 import { SYSTEM, type Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
-import type { SqlReader, SqlRun, SqlWriter } from '../db/database.js'
 import type { Database } from '../db/schema.js'
-import { isWriteFault } from '../db/failures.js'
-import { groupedCommits } from '../db/grouped-commits.js'
-import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
 import type { AccountChanges } from '../accounts/changes.js'
-import { usersWithLapsedLinks } from '../accounts/lifecycle.js'
+import { usersWithLapsedLinks, type EndReason } from '../accounts/lifecycle.js'
 import {
-  findExpiredSessionIds,
-  findSessionByKeyHash,
   countActiveUsersByDay,
-  findSessionOfUser,
-  keyChecksTouching,
-  raiseExpiryFloors,
-  touchSession,
-  touchSessionOnNewDay,
-  touchSessionOnNewDayWith,
-  touchSessionWith,
+  type SessionCounts,
   type SessionRecord,
+  type SessionStore,
 } from './store.js'
 import { tierOf, type Tier } from './tier.js'
-import { absoluteEnd, isLive, reportedExpiry, touchDecision, type TouchRule } from './touch-rule.js'
+import { firstExpiry, isLive, reportedExpiry, type TouchRule } from './touch-rule.js'
 
 export type { Tier }
 
 /** What a valid session key stands for; `request.session` in the routes. */
 export interface Session {
+  /** The session's id: `sessionId` of GET /session, `id` of GET /sessions, the events' `sessionId`. */
   readonly id: string
   readonly userId: string
   readonly openId: string
@@ -70,25 +60,52 @@ export interface MessengerIdentity {
   sessionKey: string
 }
 
+/** One of a user's live sessions, as `GET /sessions`, the console and the command line show it. */
+export interface DeviceSession {
+  readonly id: string
+  readonly createdAt: Date
+  /** The last use, at the touch's precision (SESSION_TOUCH_INTERVAL). */
+  readonly lastUsedAt: Date
+  readonly expiresAt: Date
+  /** The registering request's `User-Agent`; null when it sent none. */
+  readonly device: string | null
+}
+
+/** Which of a user's sessions an operator or the user ends. */
+export type WhichSessions = { sessionId: string } | 'all'
+
+/** A device label keeps at most this many characters of the `User-Agent` (docs/sessions.md). */
+export const DEVICE_LABEL_MAX = 256
+
 export interface Sessions {
-  /** Registers (or re-registers) a user and returns the new session key: the old one is ended. */
+  /**
+   * Registers a user (new or returning) and returns the key of a new session; past
+   * SESSIONS_PER_USER the user's least recently used session ends. `device`: the request's
+   * `User-Agent`, kept as the session's label (at most DEVICE_LABEL_MAX characters).
+   */
   register(
     identity: MessengerIdentity,
     origin: Origin,
+    device?: string | null,
   ): Promise<{ sessionKey: string; expiresAt: Date }>
   /** The session behind a key, extending its validity; `null` if unknown, ended or expired. */
   validate(sessionKey: string): Promise<Session | null>
-  /** The user's live session as `GET /session` shows it, neither extended nor ended; `null` if none. */
-  sessionOfUser(userId: string): Promise<Session | null>
+  /** The user's live sessions, most recently used first. */
+  listOfUser(userId: string): Promise<DeviceSession[]>
+  /** The user's live sessions and the tier their keys have now (null without one), for operators. */
+  ofUser(userId: string): Promise<{ tier: Tier | null; sessions: DeviceSession[] }>
   /** Users who used their key, per UTC day from `sinceDay` ('YYYY-MM-DD') on (the console's chart). */
   activeUsersByDay(sinceDay: string): Promise<{ day: string; users: number }[]>
   /** Ends a session (found by `validate`); `false` if something else ended it first. */
   logout(sessionId: string, origin: Origin): Promise<boolean>
   /**
-   * An operator ends the user's session (the CLI, the console) exactly as logout does, but its
-   * events say `revoked`; `false` if the user has no live session.
+   * The user ends one of their own live sessions (`{ sessionId }`: DELETE /sessions/{id}) or every
+   * one (`'all'`: POST /logout?scope=all), as logouts. How many ended: 0 when the id names no
+   * live session of the user.
    */
-  revokeUser(userId: string, origin: Origin): Promise<boolean>
+  endOwn(userId: string, which: WhichSessions, origin: Origin): Promise<number>
+  /** An operator ends them (the command line, the console): as `endOwn`, with reason `revoked`. */
+  revoke(userId: string, which: WhichSessions, origin: Origin): Promise<number>
   /** Ends up to `limit` expired sessions exactly as logout would; returns how many. */
   endExpired(limit: number): Promise<number>
   /**
@@ -96,128 +113,39 @@ export interface Sessions {
    * ignores them), announcing each; returns how many.
    */
   lapseExpiredLinks(limit: number): Promise<number>
-  /** Erases the user: the session ends and every row campusgate holds for the user is deleted. */
+  /** Erases the user: every session ends and every row campusgate holds for the user is deleted. */
   eraseUser(user: { userId: string; openId: string }, origin: Origin): Promise<void>
-}
-
-/** A touch waiting for its turn's transaction (`writeDueTouches`). */
-interface DueTouch {
-  record: SessionRecord
-  expiresAt: number
-  now: number
-  firstUseOfDay: boolean
-  resolve: () => void
-  reject: (error: unknown) => void
+  /** Live sessions and the users holding them now (the metrics). */
+  counts(): Promise<SessionCounts>
 }
 
 export interface SessionsOptions {
   db: Kysely<Database>
-  /** SQLite's read connection for the key check (`Db.reader`); null reads through `db`. */
-  reader?: SqlReader | null
-  /** SQLite's synchronous writes (`Db.writer`): touches go there when they can; null: Kysely. */
-  writer?: SqlWriter | null
+  /** The `sessions` table of this database, its key check touching by `rule`. */
+  store: SessionStore
   clock: Clock
   /** Encrypts the messenger session key, which the app's features may need in clear later. */
   cipher: Cipher
-  ttlMs: number
-  touchIntervalMs: number
-  /** SESSION_MAX_AGE: a session ends this long after its registration however it is used; null: never. */
-  maxAgeMs?: number | null
+  rule: TouchRule
   /** UNIVERSITY_LINK_MAX_AGE: an older university link no longer counts; null: links never lapse. */
   linkMaxAgeMs?: number | null
   /** Every change a session makes to an account: registration, logout, expiry, erasure, lapse. */
   changes: AccountChanges
-  /**
-   * The touches of one event-loop turn commit together (`db/grouped-commits.ts`): for SQLite,
-   * whose commit is most of a touch's cost, and in a morning rush every request touches.
-   */
-  groupTouches?: boolean
+}
+
+/** The `User-Agent` as a device label: at most DEVICE_LABEL_MAX characters, none for an empty one. */
+export function deviceLabel(userAgent: string | null | undefined): string | null {
+  const label = Array.from((userAgent ?? '').trim())
+    .slice(0, DEVICE_LABEL_MAX)
+    .join('')
+  return label === '' ? null : label
 }
 
 export function createSessions(options: SessionsOptions): Sessions {
-  const { db, clock, cipher, ttlMs, touchIntervalMs, changes } = options
+  const { db, store, clock, cipher, rule, changes } = options
   const linkMaxAgeMs = options.linkMaxAgeMs ?? null
-  const maxAgeMs = options.maxAgeMs ?? null
-  const rule: TouchRule = { ttlMs, intervalMs: touchIntervalMs, maxAgeMs }
-  const reader = options.reader ?? null
-  /** PostgreSQL: the key check and its touch in one round trip (store.ts `keyChecksTouching`). */
-  const checkKeyTouching =
-    reader !== null && reader.roundTrips
-      ? keyChecksTouching(db, reader, rule, () => clock.now().getTime())
-      : null
-  const touches = options.groupTouches === true ? groupedCommits(db) : null
 
-  const writer = options.writer ?? null
-  /** The touches of this turn of the event loop, for `writer` (`writeDueTouches`). */
-  let due: DueTouch[] = []
-
-  /** Writes a touch, and on the first use of a UTC day the user's mark with it. */
-  function writeTouch(
-    record: SessionRecord,
-    expiresAt: number,
-    now: number,
-    firstUseOfDay: boolean,
-  ): Promise<void> {
-    if (writer !== null) {
-      return new Promise((resolve, reject) => {
-        due.push({ record, expiresAt, now, firstUseOfDay, resolve, reject })
-        if (due.length === 1) setImmediate(writeDueTouches)
-      })
-    }
-    return writeThroughKysely({ record, expiresAt, now, firstUseOfDay })
-  }
-
-  function writeThroughKysely(touch: Omit<DueTouch, 'resolve' | 'reject'>): Promise<void> {
-    const { record, expiresAt, now, firstUseOfDay } = touch
-    const write = (trx: Kysely<Database>) =>
-      firstUseOfDay
-        ? touchSessionOnNewDay(trx, record, expiresAt, now)
-        : touchSession(trx, record.id, expiresAt, now)
-    if (touches !== null) return touches(write)
-    return firstUseOfDay ? inTransaction(db, write) : write(db)
-  }
-
-  /**
-   * The touches of one turn in one transaction of `writer`'s, settled after its COMMIT, so a touch
-   * reported written is written. No savepoint each: a touch's statements can break no constraint
-   * (two columns that no key holds, a mark that ignores its duplicate, no foreign key), and what
-   * can fail them (a full disk, an I/O error, a lock not had within busy_timeout) fails the whole
-   * transaction, as a failed COMMIT fails every touch of a group.
-   */
-  function writeDueTouches(): void {
-    const group = due
-    due = []
-    const writeAll = (run: SqlRun) => {
-      for (const { record, expiresAt, now, firstUseOfDay } of group) {
-        if (firstUseOfDay) touchSessionOnNewDayWith(run, db, record, expiresAt, now)
-        else touchSessionWith(run, db, record.id, expiresAt, now)
-      }
-    }
-    let written: boolean
-    try {
-      written = writer!.transaction(writeAll)
-    } catch (error) {
-      for (const { reject } of group) reject(error)
-      return
-    }
-    // A transaction was open on the writer: Kysely's, whose turn these wait for.
-    for (const touch of group) {
-      if (written) touch.resolve()
-      else writeThroughKysely(touch).then(touch.resolve, touch.reject)
-    }
-  }
-
-  /** Past its expiry or SESSION_MAX_AGE, however recently used: it ends as by expiry. */
-  async function expired(record: SessionRecord): Promise<null> {
-    await end(record.id, SYSTEM, 'expiry')
-    return null
-  }
-
-  function end(
-    sessionId: string,
-    origin: Origin,
-    reason: 'logout' | 'expiry' | 'revoked',
-  ): Promise<boolean> {
+  function end(sessionId: string, origin: Origin, reason: EndReason): Promise<boolean> {
     return changes.endSession({ sessionId, reason, origin })
   }
 
@@ -238,11 +166,46 @@ export function createSessions(options: SessionsOptions): Sessions {
     }
   }
 
+  function deviceSessionOf(record: SessionRecord): DeviceSession {
+    return {
+      id: record.id,
+      createdAt: new Date(record.createdAt),
+      lastUsedAt: new Date(record.touchedAt),
+      expiresAt: new Date(reportedExpiry(rule, record, null)),
+      device: record.device,
+    }
+  }
+
+  async function liveOfUser(userId: string): Promise<SessionRecord[]> {
+    const now = clock.now().getTime()
+    return (await store.ofUser(db, userId)).filter((record) => isLive(rule, record, now))
+  }
+
+  async function endOfUser(
+    userId: string,
+    which: WhichSessions,
+    origin: Origin,
+    reason: 'logout' | 'revoked',
+  ): Promise<number> {
+    if (which !== 'all') {
+      // Only a live session of this user: an id of another user's, or of one already ended or
+      // expired, ends nothing.
+      const live = await liveOfUser(userId)
+      if (!live.some((record) => record.id === which.sessionId)) return 0
+    }
+    return changes.endSessions({
+      userId,
+      which: which === 'all' ? 'all' : [which.sessionId],
+      reason,
+      origin,
+    })
+  }
+
   return {
-    async register(identity, origin) {
+    async register(identity, origin, device = null) {
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
-      const expiresAt = Math.min(now + ttlMs, absoluteEnd(rule, now))
+      const expiresAt = firstExpiry(rule, now)
       await changes.register({
         user: {
           id: newId(),
@@ -250,7 +213,12 @@ export function createSessions(options: SessionsOptions): Sessions {
           unionId: identity.unionId,
           messengerSessionKey: cipher.encrypt(identity.sessionKey),
         },
-        session: { id: newId(), keyHash: hashSecret(sessionKey), expiresAt },
+        session: {
+          id: newId(),
+          keyHash: hashSecret(sessionKey),
+          expiresAt,
+          device: deviceLabel(device),
+        },
         origin,
         now,
       })
@@ -259,52 +227,39 @@ export function createSessions(options: SessionsOptions): Sessions {
 
     async validate(sessionKey) {
       // Lookup is by SHA-256 of a 256-bit secret: timing reveals nothing an attacker can steer.
-      const keyHash = hashSecret(sessionKey)
-      if (checkKeyTouching !== null) {
-        const checked = await checkKeyTouching(keyHash)
-        if (checked === null) return null
-        const { record, now, touchedTo } = checked
-        if (!isLive(rule, record, now)) return expired(record)
-        return sessionOf(record, now, reportedExpiry(rule, record, touchedTo))
-      }
-      const record = await findSessionByKeyHash(db, keyHash, reader)
-      if (record === null) return null
-      const now = clock.now().getTime()
-      if (!isLive(rule, record, now)) return expired(record)
-      const { due, firstUseOfDay, extended } = touchDecision(rule, record, now)
-      let touchedTo: number | null = null
-      if (due) {
-        try {
-          await writeTouch(record, extended, now, firstUseOfDay)
-          touchedTo = extended
-        } catch (error) {
-          // A database that cannot take a write (a full disk) still answers the key check: the
-          // session keeps its expiry and is touched on a later request.
-          if (!isWriteFault(error)) throw error
-        }
+      const checked = await store.check(hashSecret(sessionKey))
+      if (checked === null) return null
+      const { record, now, live, touchedTo } = checked
+      if (!live) {
+        // Past its expiry or SESSION_MAX_AGE, however recently used: it ends as by expiry.
+        await end(record.id, SYSTEM, 'expiry')
+        return null
       }
       return sessionOf(record, now, reportedExpiry(rule, record, touchedTo))
     },
 
-    activeUsersByDay: (sinceDay) => countActiveUsersByDay(db, sinceDay),
-
-    async sessionOfUser(userId) {
-      const record = await findSessionOfUser(db, userId)
-      const now = clock.now().getTime()
-      if (record === null) return null
-      return isLive(rule, record, now)
-        ? sessionOf(record, now, reportedExpiry(rule, record, null))
-        : null
+    async listOfUser(userId) {
+      return (await liveOfUser(userId)).map(deviceSessionOf)
     },
+
+    async ofUser(userId) {
+      const live = await liveOfUser(userId)
+      const tier =
+        live[0] === undefined
+          ? null
+          : tierOf(live[0].university.linkedAt, clock.now().getTime(), linkMaxAgeMs)
+      return { tier, sessions: live.map(deviceSessionOf) }
+    },
+
+    activeUsersByDay: (sinceDay) => countActiveUsersByDay(db, sinceDay),
 
     logout(sessionId, origin) {
       return end(sessionId, origin, 'logout')
     },
 
-    async revokeUser(userId, origin) {
-      const record = await findSessionOfUser(db, userId)
-      return record !== null && (await end(record.id, origin, 'revoked'))
-    },
+    endOwn: (userId, which, origin) => endOfUser(userId, which, origin, 'logout'),
+
+    revoke: (userId, which, origin) => endOfUser(userId, which, origin, 'revoked'),
 
     async eraseUser({ userId, openId }, origin) {
       await changes.erase({ userId, openId, origin })
@@ -323,16 +278,17 @@ export function createSessions(options: SessionsOptions): Sessions {
 
     async endExpired(limit) {
       const now = clock.now().getTime()
-      await raiseExpiryFloors(db, now, limit)
-      const ids = await findExpiredSessionIds(
-        db,
-        now,
-        maxAgeMs === null ? null : now - maxAgeMs,
-        limit,
-      )
+      const createdBefore = rule.maxAgeMs === null ? null : now - rule.maxAgeMs
       let ended = 0
-      for (const id of ids) if (await end(id, SYSTEM, 'expiry')) ended += 1
+      for (const id of await store.findExpired(now, createdBefore, limit)) {
+        if (await end(id, SYSTEM, 'expiry')) ended += 1
+      }
       return ended
+    },
+
+    counts() {
+      const now = clock.now().getTime()
+      return store.counts(now, rule.maxAgeMs === null ? null : now - rule.maxAgeMs)
     },
   }
 }

@@ -1,407 +1,226 @@
-import DataLoader from 'dataloader'
-import { sql, type CompiledQuery } from 'kysely'
-import type { SqlReader, SqlRun } from '../db/database.js'
+import type { Clock } from '../clock.js'
+import type { Db } from '../db/database.js'
 import { isWriteFault } from '../db/failures.js'
-import { precompiled } from '../db/precompiled.js'
+import { asError, perTurn } from '../db/per-turn.js'
 import type { Queryable } from '../db/schema.js'
-import { utcDayOf, utcDayStart, type TouchRule } from './touch-rule.js'
+import {
+  markActiveDay,
+  rowToSession,
+  selectSessions,
+  touchSession,
+  type DueTouch,
+  type KeyCheckDriver,
+  type SessionRecord,
+} from './rows.js'
+import { createPostgresKeyChecks } from './store-postgres.js'
+import { createSqliteKeyChecks } from './store-sqlite.js'
+import { isLive, touchAt, type Touch, type TouchRule } from './touch-rule.js'
 
-// The one store that writes the `sessions` table.
+export type { SessionRecord }
 
-/** A live session joined with the fields of its user that the guard needs. */
-export interface SessionRecord {
-  id: string
-  userId: string
-  openId: string
-  /** When the session was registered (a rotation registers anew). */
-  createdAt: number
-  expiresAt: number
-  touchedAt: number
-  universityLinked: boolean
-  /** When the user's university link was made, and the identity it proved. */
-  university: {
-    linkedAt: number | null
-    subject: string | null
-    email: string | null
-    name: string | null
-    isStudent: boolean | null
-  }
-}
+// The one store that writes the `sessions` table (and the day marks its touches write).
 
-// Every registration installs a session: built and compiled once, then only run.
-const installSession = precompiled(
-  (db, id: string, userId: string, keyHash: string, expiresAt: number, now: number) =>
-    db
-      .insertInto('sessions')
-      .values({
-        id,
-        user_id: userId,
-        key_hash: keyHash,
-        created_at: now,
-        expires_at: expiresAt,
-        touched_at: now,
-        expiry_floor: expiresAt,
-      })
-      .onConflict((oc) =>
-        oc.column('user_id').doUpdateSet((eb) => ({
-          id: eb.ref('excluded.id'),
-          key_hash: eb.ref('excluded.key_hash'),
-          created_at: eb.ref('excluded.created_at'),
-          expires_at: eb.ref('excluded.expires_at'),
-          touched_at: eb.ref('excluded.touched_at'),
-          expiry_floor: eb.ref('excluded.expiry_floor'),
-        })),
-      ),
-  5,
-)
-
-/**
- * Installs the user's one live session, replacing (and so ending) any earlier one. Registering is
- * a use of the new key: the day is marked, since the session's first touch comes only tomorrow.
- */
-export async function replaceSession(
-  db: Queryable,
-  session: { id: string; userId: string; keyHash: string; expiresAt: number },
-  now: number,
-): Promise<void> {
-  await installSession(db, session.id, session.userId, session.keyHash, session.expiresAt, now)
-  await markActiveDay(db, session.userId, utcDayOf(now))
-}
-
-/** What a session is read as (`rowToSession`), by the key check and by the user's own lookup. */
-const SESSION_COLUMNS = [
-  'sessions.id',
-  'sessions.user_id',
-  'sessions.created_at',
-  'sessions.expires_at',
-  'sessions.touched_at',
-  'users.open_id',
-  'users.university_linked_at',
-  'users.university_subject',
-  'users.university_email',
-  'users.university_name',
-  'users.university_is_student',
-] as const
-
-// The key check runs on every authenticated request: built and compiled once, then only run.
-// The key is compared with `(SELECT ?)`, not with the bare parameter: once ANALYZE has left
-// sqlite_stat4 samples, SQLite plans a join on a bare bound parameter anew for every new value (a
-// parse and a plan per request, 2-3x the lookup's cost; docs/performance.md). A subquery's value it
-// cannot sample, so the plan is made once; it is the same index lookup. PostgreSQL plans both alike.
-const sessionByKeyHash = precompiled(
-  (db, keyHash: string) =>
-    db
-      .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
-      .select(SESSION_COLUMNS)
-      .where('sessions.key_hash', '=', sql<string>`(SELECT ${keyHash})`),
-  1,
-)
-
-type SessionRow = Awaited<ReturnType<typeof sessionByKeyHash>>['rows'][number]
-type KeyCheckRow = SessionRow & { key_hash: string; touched_to: number | null }
-
-/** SESSION_COLUMNS as `keyChecksAndTouches` reads them from its `found`. */
-const FOUND_COLUMNS = SESSION_COLUMNS.map(
-  (column) => `found.${column.slice(column.indexOf('.') + 1)}`,
-)
-
-/** The key checks of one turn that could not write (`keyChecksTouching`): reads alone. */
-const sessionsByKeyHashes = precompiled(
-  (db, keyHashes: readonly string[]) =>
-    db
-      .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
-      .select([...SESSION_COLUMNS, 'sessions.key_hash'])
-      .where('sessions.key_hash', '=', sql<string>`ANY(${keyHashes})`),
-  1,
-)
-
-/**
- * PostgreSQL: the key checks of one turn and the touches that fall due (touch-rule.ts, here in
- * SQL), as one statement. Every statement is a round trip whose fixed cost (the pool, the
- * protocol's messages, two system calls) is most of a key check's; a touch of its own was a
- * second one, and the turns it took broke the lock step in which the pool's connections batch
- * key checks (docs/performance.md). The UPDATE decides again on the row it locks, so of
- * instances racing for a touch one alone writes it; the day is marked only with a touch that
- * found the session, so an erasure that deleted the marks is never followed by a new one. The
- * statement commits before any answer: a crash loses no touch that was reported.
- */
-const keyChecksAndTouches = precompiled(
-  (
-    db,
-    keyHashes: readonly string[],
-    now: number,
-    ttlMs: number,
-    intervalMs: number,
-    maxAgeMs: number | null,
-    dayStart: number,
-    day: string,
-  ) => {
-    const at = sql<number>`${now}::bigint`
-    const query = sql<KeyCheckRow>`
-      WITH found AS (
-        SELECT ${sql.join(SESSION_COLUMNS.map((column) => sql.ref(column)))}, sessions.key_hash,
-          LEAST(${at} + ${ttlMs}::bigint, sessions.created_at + ${maxAgeMs}::bigint) AS extended
-        FROM sessions INNER JOIN users ON users.id = sessions.user_id
-        WHERE sessions.key_hash = ANY(${keyHashes})
-      ), touched AS (
-        UPDATE sessions
-        SET expires_at = GREATEST(sessions.expires_at, found.extended), touched_at = ${at}
-        FROM found
-        WHERE sessions.id = found.id
-          AND (found.touched_at < ${dayStart}::bigint OR found.touched_at <= ${at} - ${intervalMs}::bigint)
-          AND sessions.expires_at > ${at}
-          AND (sessions.created_at + ${maxAgeMs}::bigint > ${at}) IS NOT FALSE
-          AND (sessions.touched_at < ${dayStart}::bigint
-            OR (sessions.touched_at <= ${at} - ${intervalMs}::bigint
-              AND found.extended > sessions.expires_at))
-        RETURNING sessions.id, sessions.user_id, found.touched_at < ${dayStart}::bigint AS new_day
-      ), marked AS (
-        INSERT INTO user_active_days (user_id, day)
-        SELECT user_id, ${day}::text FROM touched WHERE new_day
-        ON CONFLICT (user_id, day) DO NOTHING
-      )
-      SELECT ${sql.join(FOUND_COLUMNS.map((column) => sql.ref(column)))}, found.key_hash,
-        CASE WHEN touched.id IS NOT NULL THEN found.extended END AS touched_to
-      FROM found LEFT JOIN touched ON touched.id = found.id`
-    return { compile: (): CompiledQuery<KeyCheckRow> => query.compile(db) }
-  },
-  7,
-)
-
-/** Bounds the array a batch binds; more key checks in one turn make another batch. */
-export const KEY_CHECK_BATCH_MAX = 64
-
-/** A key check of `keyChecksTouching`: the session as read, and the touch it made. */
+/** A key check's answer: the session as read, and the touch it wrote. */
 export interface CheckedKey {
   record: SessionRecord
   /** The time the key check and its touch were decided at. */
   now: number
-  /** The expiry the touch extended the session to; `null`: not touched. */
+  /** Whether the session was live at `now` (`isLive`); an expired one is never touched. */
+  live: boolean
+  /** The expiry the touch wrote; `null`: nothing was due, or the touch could not be written. */
   touchedTo: number | null
 }
 
-/**
- * The key check with its touch on PostgreSQL (`keyChecksAndTouches`), batched per turn of the
- * event loop: requests whose data arrived in the same turn wait for its end (`setImmediate`), not
- * longer; each one's read still starts after its request arrived. Nothing is kept between turns:
- * DataLoader's cache is off. A database that takes no writes (a full disk, a read-only standby)
- * still answers: the turn's key checks are read without touches, which a later request makes.
- */
-export function keyChecksTouching(
-  db: Queryable,
-  reader: SqlReader,
-  rule: TouchRule,
-  clock: () => number,
-): (keyHash: string) => Promise<CheckedKey | null> {
-  const batches = new DataLoader<string, CheckedKey | null>(
-    async (keyHashes) => {
-      const now = clock()
-      let rows: KeyCheckRow[]
-      try {
-        rows = await keyChecksAndTouches.readAll(
-          reader,
-          db,
-          keyHashes,
-          now,
-          rule.ttlMs,
-          rule.intervalMs,
-          rule.maxAgeMs,
-          utcDayStart(now),
-          utcDayOf(now),
-        )
-      } catch (error) {
-        if (!isWriteFault(error)) throw error
-        const read = await sessionsByKeyHashes.readAll(reader, db, keyHashes)
-        rows = read.map((row) => ({ ...row, touched_to: null }))
-      }
-      const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
-      return keyHashes.map((keyHash) => {
-        const row = byKeyHash.get(keyHash)
-        return row === undefined
-          ? null
-          : { record: rowToSession(row), now, touchedTo: row.touched_to }
-      })
-    },
-    {
-      cache: false,
-      maxBatchSize: KEY_CHECK_BATCH_MAX,
-      batchScheduleFn: (run) => setImmediate(run),
-    },
-  )
-  return (keyHash) => batches.load(keyHash)
-}
-
-/**
- * The session whose key hashes to `keyHash`. With a `reader` (SQLite's `Db.reader`), the read
- * goes around Kysely and outside any transaction: it sees the last committed state.
- */
-export async function findSessionByKeyHash(
-  db: Queryable,
-  keyHash: string,
-  reader: SqlReader | null = null,
-): Promise<SessionRecord | null> {
-  const row =
-    reader === null
-      ? (await sessionByKeyHash(db, keyHash)).rows[0]
-      : await sessionByKeyHash.readFirst(reader, db, keyHash)
-  return row === undefined ? null : rowToSession(row)
-}
-
-function rowToSession(row: {
+/** A session as the import from the original server compares it. */
+export interface SessionVersion {
   id: string
-  user_id: string
-  created_at: number
-  expires_at: number
-  touched_at: number
-  open_id: string
-  university_linked_at: number | null
-  university_subject: string | null
-  university_email: string | null
-  university_name: string | null
-  university_is_student: number | null
-}): SessionRecord {
+  userId: string
+  keyHash: string
+  expiresAt: number
+  touchedAt: number
+}
+
+export interface NewSessionRow {
+  id: string
+  userId: string
+  keyHash: string
+  createdAt: number
+  expiresAt: number
+  /** Written with the expiry; a session imported from the original server was last used then. */
+  touchedAt: number
+  device: string | null
+}
+
+/**
+ * What the sessions service and the account changes ask of the `sessions` table: find by key hash
+ * with its due touch, create, end, list, prune. One implementation per database, built by
+ * `createSessionStore`; they differ only in the key check's fast path (the driver), the rest is
+ * the same Kysely on both. Methods taking `trx` run in the caller's transaction.
+ */
+export interface SessionStore {
+  /** The session whose key hashes to `keyHash`, live or not, with the touch due now written. */
+  check(keyHash: string): Promise<CheckedKey | null>
+  create(trx: Queryable, sessions: readonly NewSessionRow[]): Promise<void>
+  /** Deletes these sessions; the ones this call deleted (another may have ended some first). */
+  end(trx: Queryable, sessionIds: readonly string[]): Promise<{ id: string; userId: string }[]>
+  /** The user's sessions, live or not, most recently used first. */
+  ofUser(db: Queryable, userId: string): Promise<SessionRecord[]>
+  /** The sessions of these users, live or not, with their key's hash (the import compares keys). */
+  versions(db: Queryable, userIds: readonly string[]): Promise<SessionVersion[]>
+  /** The user used a key on `day` ('YYYY-MM-DD', UTC): the console's active users. */
+  markActive(trx: Queryable, userId: string, day: string): Promise<void>
+  /** Writes a later expiry to a session still last written at `touch.readTouchedAt`. */
+  extend(trx: Queryable, sessionId: string, touch: Touch): Promise<boolean>
+  /**
+   * Ids of up to `limit` sessions past their expiry or, with SESSION_MAX_AGE, registered at or
+   * before `createdBefore`.
+   */
+  findExpired(now: number, createdBefore: number | null, limit: number): Promise<string[]>
+  /** Live sessions and their users at `now`, for the metrics. */
+  counts(now: number, createdAfter: number | null): Promise<SessionCounts>
+}
+
+export interface SessionCounts {
+  live: number
+  /** Users with at least one live session. */
+  users: number
+  /** Users with more than one. */
+  usersWithSeveral: number
+}
+
+/** More touches in one turn make another batch. */
+const TOUCH_BATCH_MAX = 64
+
+/** The store for `db`'s database, its key check deciding touches by `rule` at `clock`'s time. */
+export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): SessionStore {
+  const driver: KeyCheckDriver =
+    db.dialect === 'sqlite' ? createSqliteKeyChecks(db) : createPostgresKeyChecks(db)
+  const kysely = db.kysely
+  const touch = perTurn<DueTouch, boolean>(async (batch) => {
+    // Two key checks of one session in one turn: the first writes the touch, the second would
+    // find it already written.
+    const seen = new Set<string>()
+    const touches = batch.filter((due) => !seen.has(due.sessionId) && seen.add(due.sessionId))
+    const written = await driver.writeTouches(touches).catch(asError)
+    if (written instanceof Error) return batch.map(() => written)
+    const wrote = new Map(touches.map((due, i) => [due, written[i]]))
+    return batch.map((due) => wrote.get(due) ?? false)
+  }, TOUCH_BATCH_MAX)
+
   return {
-    id: row.id,
-    userId: row.user_id,
-    openId: row.open_id,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    touchedAt: row.touched_at,
-    universityLinked: row.university_linked_at !== null,
-    university: {
-      linkedAt: row.university_linked_at,
-      subject: row.university_subject,
-      email: row.university_email,
-      name: row.university_name,
-      isStudent: row.university_is_student === null ? null : row.university_is_student !== 0,
+    async check(keyHash) {
+      const row = await driver.read(keyHash)
+      if (row === undefined) return null
+      const record = rowToSession(row)
+      const now = clock.now().getTime()
+      if (!isLive(rule, record, now)) return { record, now, live: false, touchedTo: null }
+      const due = touchAt(rule, record, now)
+      if (due === null) return { record, now, live: true, touchedTo: null }
+      try {
+        const written = await touch({ sessionId: record.id, userId: record.userId, touch: due })
+        return { record, now, live: true, touchedTo: written ? due.expiresAt : null }
+      } catch (error) {
+        // A database that cannot take a write (a full disk, a read-only standby) still answers
+        // the key check: the session keeps its expiry and is touched on a later request.
+        if (!isWriteFault(error)) throw error
+        return { record, now, live: true, touchedTo: null }
+      }
+    },
+
+    async create(trx, sessions) {
+      if (sessions.length === 0) return
+      await trx
+        .insertInto('sessions')
+        .values(
+          sessions.map((session) => ({
+            id: session.id,
+            user_id: session.userId,
+            key_hash: session.keyHash,
+            created_at: session.createdAt,
+            expires_at: session.expiresAt,
+            touched_at: session.touchedAt,
+            expiry_floor: session.expiresAt,
+            device: session.device,
+          })),
+        )
+        .execute()
+    },
+
+    async end(trx, sessionIds) {
+      if (sessionIds.length === 0) return []
+      const rows = await trx
+        .deleteFrom('sessions')
+        .where('id', 'in', sessionIds)
+        .returning(['id', 'user_id'])
+        .execute()
+      return rows.map((row) => ({ id: row.id, userId: row.user_id }))
+    },
+
+    async ofUser(trx, userId) {
+      const rows = await selectSessions(trx)
+        .where('sessions.user_id', '=', userId)
+        .orderBy('sessions.touched_at', 'desc')
+        .orderBy('sessions.created_at', 'desc')
+        .orderBy('sessions.id')
+        .execute()
+      return rows.map(rowToSession)
+    },
+
+    async versions(trx, userIds) {
+      if (userIds.length === 0) return []
+      const rows = await trx
+        .selectFrom('sessions')
+        .select(['id', 'user_id', 'key_hash', 'expires_at', 'touched_at'])
+        .where('user_id', 'in', userIds)
+        .execute()
+      return rows.map((row) => ({
+        id: row.id,
+        userId: row.user_id,
+        keyHash: row.key_hash,
+        expiresAt: row.expires_at,
+        touchedAt: row.touched_at,
+      }))
+    },
+
+    async markActive(trx, userId, day) {
+      await markActiveDay(trx, userId, day)
+    },
+
+    async extend(trx, sessionId, { expiresAt, now, readTouchedAt }) {
+      const { numAffectedRows } = await touchSession(trx, sessionId, expiresAt, now, readTouchedAt)
+      return (numAffectedRows ?? 0n) > 0n
+    },
+
+    async findExpired(now, createdBefore, limit) {
+      await raiseExpiryFloors(kysely, now, limit)
+      return findExpiredSessionIds(kysely, now, createdBefore, limit)
+    },
+
+    async counts(now, createdAfter) {
+      const perUser = kysely
+        .selectFrom('sessions')
+        .select((eb) => ['user_id', eb.fn.countAll<number | string>().as('live')])
+        .where('expires_at', '>', now)
+        .$if(createdAfter !== null, (query) => query.where('created_at', '>', createdAfter!))
+        .groupBy('user_id')
+        .as('per_user')
+      const row = await kysely
+        .selectFrom(perUser)
+        .select((eb) => [
+          eb.fn.coalesce(eb.fn.sum<number | string>('live'), eb.lit(0)).as('live'),
+          eb.fn.countAll<number | string>().as('users'),
+          eb.fn
+            .sum<number | string>(eb.case().when('live', '>', 1).then(1).else(0).end())
+            .as('several'),
+        ])
+        .executeTakeFirstOrThrow()
+      return {
+        live: Number(row.live),
+        users: Number(row.users),
+        usersWithSeveral: Number(row.several ?? 0),
+      }
     },
   }
-}
-
-/**
- * Writes a later expiry. Matching on the id makes a touch that races a logout or rotation a
- * no-op: a deleted or replaced session is never brought back.
- */
-const touch = precompiled(
-  (db, sessionId: string, expiresAt: number, now: number) =>
-    db
-      .updateTable('sessions')
-      .set({ expires_at: expiresAt, touched_at: now })
-      .where('id', '=', sessionId)
-      .where('expires_at', '<', expiresAt),
-  3,
-)
-
-export async function touchSession(
-  db: Queryable,
-  sessionId: string,
-  expiresAt: number,
-  now: number,
-): Promise<void> {
-  await touch(db, sessionId, expiresAt, now)
-}
-
-/** `touchSession` in a transaction of `Db.writer`'s, `run` its. */
-export function touchSessionWith(
-  run: SqlRun,
-  db: Queryable,
-  sessionId: string,
-  expiresAt: number,
-  now: number,
-): void {
-  touch.runWith(run, db, sessionId, expiresAt, now)
-}
-
-/**
- * The first touch of a UTC day: it is written whatever the expiry, never lowers it, and matches
- * only a session not yet touched today, so of instances racing for it one alone marks the day.
- */
-const touchOnNewDay = precompiled(
-  (db, sessionId: string, expiresAt: number, now: number, dayStart: number) =>
-    db
-      .updateTable('sessions')
-      .set({
-        expires_at: sql<number>`CASE WHEN expires_at < ${expiresAt} THEN ${expiresAt} ELSE expires_at END`,
-        touched_at: now,
-      })
-      .where('id', '=', sessionId)
-      .where('touched_at', '<', dayStart),
-  4,
-)
-
-const markDay = precompiled(
-  (db, userId: string, day: string) =>
-    db
-      .insertInto('user_active_days')
-      .values({ user_id: userId, day })
-      .onConflict((oc) => oc.columns(['user_id', 'day']).doNothing()),
-  2,
-)
-
-async function markActiveDay(db: Queryable, userId: string, day: string): Promise<void> {
-  await markDay(db, userId, day)
-}
-
-/**
- * The first touch of the day and the user's mark for it (SPEC "Operator console"), in the
- * caller's transaction. A session that ended meanwhile marks nothing: an erasure that deleted
- * the user's marks is never followed by a new one.
- */
-export async function touchSessionOnNewDay(
-  trx: Queryable,
-  session: { id: string; userId: string },
-  expiresAt: number,
-  now: number,
-): Promise<void> {
-  const dayStart = utcDayStart(now)
-  const { numAffectedRows } = await touchOnNewDay(trx, session.id, expiresAt, now, dayStart)
-  if ((numAffectedRows ?? 0n) > 0n) await markActiveDay(trx, session.userId, utcDayOf(now))
-}
-
-/** `touchSessionOnNewDay` in a transaction of `Db.writer`'s, `run` its. */
-export function touchSessionOnNewDayWith(
-  run: SqlRun,
-  db: Queryable,
-  session: { id: string; userId: string },
-  expiresAt: number,
-  now: number,
-): void {
-  const dayStart = utcDayStart(now)
-  if (touchOnNewDay.runWith(run, db, session.id, expiresAt, now, dayStart) > 0) {
-    markDay.runWith(run, db, session.userId, utcDayOf(now))
-  }
-}
-
-/** How many users used their key on each day from `sinceDay` ('YYYY-MM-DD', UTC) on. */
-export async function countActiveUsersByDay(
-  db: Queryable,
-  sinceDay: string,
-): Promise<{ day: string; users: number }[]> {
-  const rows = await db
-    .selectFrom('user_active_days')
-    .select((eb) => ['day', eb.fn.countAll().as('users')])
-    .where('day', '>=', sinceDay)
-    .groupBy('day')
-    .orderBy('day')
-    .execute()
-  return rows.map((row) => ({ day: row.day, users: Number(row.users) }))
-}
-
-/** Erasure: the user's day marks go with it. */
-export async function deleteActiveDaysOfUser(db: Queryable, userId: string): Promise<void> {
-  await db.deleteFrom('user_active_days').where('user_id', '=', userId).execute()
-}
-
-/** Deletes one session; returns its user when this call was the one that ended it. */
-export async function deleteSession(db: Queryable, sessionId: string): Promise<string | null> {
-  const row = await db
-    .deleteFrom('sessions')
-    .where('id', '=', sessionId)
-    .returning('user_id')
-    .executeTakeFirst()
-  return row?.user_id ?? null
 }
 
 /**
@@ -464,74 +283,22 @@ export async function raiseExpiryFloors(
   return Number(numUpdatedRows)
 }
 
-/** The user's session (one per user), as the key check sees it; expired or not. */
-export async function findSessionOfUser(
+/** How many users used their key on each day from `sinceDay` ('YYYY-MM-DD', UTC) on. */
+export async function countActiveUsersByDay(
   db: Queryable,
-  userId: string,
-): Promise<SessionRecord | null> {
-  const row = await db
-    .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select(SESSION_COLUMNS)
-    .where('sessions.user_id', '=', userId)
-    .executeTakeFirst()
-  return row === undefined ? null : rowToSession(row)
-}
-
-/** A session as the import from the original server compares it: its key's hash and expiry. */
-export interface SessionVersion {
-  id: string
-  userId: string
-  keyHash: string
-  expiresAt: number
-}
-
-/** The sessions of these users (one each at most). */
-export async function findSessionVersions(
-  db: Queryable,
-  userIds: readonly string[],
-): Promise<SessionVersion[]> {
-  if (userIds.length === 0) return []
+  sinceDay: string,
+): Promise<{ day: string; users: number }[]> {
   const rows = await db
-    .selectFrom('sessions')
-    .select(['id', 'user_id', 'key_hash', 'expires_at'])
-    .where('user_id', 'in', userIds)
+    .selectFrom('user_active_days')
+    .select((eb) => ['day', eb.fn.countAll().as('users')])
+    .where('day', '>=', sinceDay)
+    .groupBy('day')
+    .orderBy('day')
     .execute()
-  return rows.map((row) => ({
-    id: row.id,
-    userId: row.user_id,
-    keyHash: row.key_hash,
-    expiresAt: row.expires_at,
-  }))
+  return rows.map((row) => ({ day: row.day, users: Number(row.users) }))
 }
 
-/**
- * Installs the sessions of users that have none (users this transaction created), in one
- * statement. `createdAt` is also when the expiry was last written, so the first use extends it.
- */
-export async function insertSessions(
-  db: Queryable,
-  sessions: readonly {
-    id: string
-    userId: string
-    keyHash: string
-    createdAt: number
-    expiresAt: number
-  }[],
-): Promise<void> {
-  if (sessions.length === 0) return
-  await db
-    .insertInto('sessions')
-    .values(
-      sessions.map((session) => ({
-        id: session.id,
-        user_id: session.userId,
-        key_hash: session.keyHash,
-        created_at: session.createdAt,
-        expires_at: session.expiresAt,
-        touched_at: session.createdAt,
-        expiry_floor: session.expiresAt,
-      })),
-    )
-    .execute()
+/** Erasure: the user's day marks go with it. */
+export async function deleteActiveDaysOfUser(db: Queryable, userId: string): Promise<void> {
+  await db.deleteFrom('user_active_days').where('user_id', '=', userId).execute()
 }

@@ -1,7 +1,8 @@
-// SPEC "Sessions": when a key check writes the session's sliding validity back (a touch). The
-// rule is decided here for SQLite, whose touch follows the read in the same process, and by
-// `keyChecksTouching` (store.ts) in SQL for PostgreSQL, whose touch rides in the key check's own
-// round trip; test/http/touch-rule.test.ts holds the two to the same answers.
+// docs/sessions.md, "Validity": when a key check writes the session's sliding validity back (a
+// touch). The rule is decided here, once, for both databases: each store reads the session, asks
+// `touchAt` what is due, and writes exactly that (store-sqlite.ts, store-postgres.ts). The SQL
+// only applies the values decided here; test/http/touch-rule.test.ts holds both databases to one
+// oracle written from the docs alone.
 
 export interface TouchRule {
   /** SESSION_TTL: how long a touch extends the session from now. */
@@ -10,6 +11,14 @@ export interface TouchRule {
   intervalMs: number
   /** SESSION_MAX_AGE: a session ends this long after its registration; null: never. */
   maxAgeMs: number | null
+}
+
+/** A session's times, as the rule reads them (epoch ms). */
+export interface SessionTimes {
+  createdAt: number
+  expiresAt: number
+  /** When the expiry was last written: the last use, at the touch's precision. */
+  touchedAt: number
 }
 
 const DAY_MS = 86_400_000
@@ -29,48 +38,61 @@ export function absoluteEnd(rule: TouchRule, createdAt: number): number {
   return rule.maxAgeMs === null ? Number.POSITIVE_INFINITY : createdAt + rule.maxAgeMs
 }
 
+/** The expiry a new session registered at `now` gets. */
+export function firstExpiry(rule: TouchRule, now: number): number {
+  return Math.min(now + rule.ttlMs, absoluteEnd(rule, now))
+}
+
 /** Whether the session is still valid at `now`: neither expired nor past SESSION_MAX_AGE. */
 export function isLive(
   rule: TouchRule,
-  session: { createdAt: number; expiresAt: number },
+  session: Pick<SessionTimes, 'createdAt' | 'expiresAt'>,
   now: number,
 ): boolean {
   return session.expiresAt > now && absoluteEnd(rule, session.createdAt) > now
 }
 
-/** What a key check at `now` writes back to a live session, if anything. */
-export interface TouchDecision {
-  /** Whether the session is written back now. */
-  due: boolean
-  /** The first use of a UTC day: written whatever the interval, and it marks the user active. */
-  firstUseOfDay: boolean
-  /** The expiry a touch now gives, never past SESSION_MAX_AGE. */
-  extended: number
+/**
+ * A write-back a key check decided: the store applies it only to a session still written at
+ * `readTouchedAt` (a compare-and-set), so of instances racing for one touch one alone writes it.
+ */
+export interface Touch {
+  /** The `touchedAt` the key check read. */
+  readTouchedAt: number
+  /** The new `touchedAt`: the key check's time. */
+  now: number
+  /** The new expiry: extended from now, never lowered, never past SESSION_MAX_AGE. */
+  expiresAt: number
+  /** The first use of a UTC day: the user is marked active on this day ('YYYY-MM-DD'); else null. */
+  day: string | null
 }
 
 /**
  * Sliding validity, written back at most once per touch interval so reads stay reads, and never
  * past SESSION_MAX_AGE (then there is nothing left to extend). The first use of a UTC day writes
- * whatever the interval: it marks the user active that day.
+ * whatever the interval: it marks the user active that day. `null`: nothing is due. The session
+ * must be live at `now` (`isLive`).
  */
-export function touchDecision(
-  rule: TouchRule,
-  session: { createdAt: number; expiresAt: number; touchedAt: number },
-  now: number,
-): TouchDecision {
+export function touchAt(rule: TouchRule, session: SessionTimes, now: number): Touch | null {
   const extended = Math.min(now + rule.ttlMs, absoluteEnd(rule, session.createdAt))
   const firstUseOfDay = session.touchedAt < utcDayStart(now)
   const due =
     firstUseOfDay || (now - session.touchedAt >= rule.intervalMs && extended > session.expiresAt)
-  return { due, firstUseOfDay, extended }
+  if (!due) return null
+  return {
+    readTouchedAt: session.touchedAt,
+    now,
+    expiresAt: Math.max(session.expiresAt, extended),
+    day: firstUseOfDay ? utcDayOf(now) : null,
+  }
 }
 
-/** The expiry a key check reports: the stored one within SESSION_MAX_AGE, or the touch's. */
+/** The expiry a key check reports: the stored one or the touch's, never past SESSION_MAX_AGE. */
 export function reportedExpiry(
   rule: TouchRule,
-  session: { createdAt: number; expiresAt: number },
+  session: Pick<SessionTimes, 'createdAt' | 'expiresAt'>,
   touchedTo: number | null,
 ): number {
-  const stored = Math.min(session.expiresAt, absoluteEnd(rule, session.createdAt))
-  return touchedTo === null ? stored : Math.max(stored, touchedTo)
+  const written = touchedTo === null ? session.expiresAt : Math.max(session.expiresAt, touchedTo)
+  return Math.min(written, absoluteEnd(rule, session.createdAt))
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
-import { createDb, type Db } from '../../src/db/database.js'
+import { createDb, type SqliteDb } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 
 /** Which database the HTTP suite runs on: PostgreSQL when DATABASE_URL says so, else SQLite. */
@@ -49,8 +49,22 @@ export async function freshDatabase(): Promise<TestDatabase> {
   }
 }
 
+/** `url` with more PostgreSQL connection options (`-c name=value`) after those it has. */
+export function withOptions(url: string, options: string): string {
+  const withMore = new URL(url)
+  withMore.searchParams.set('options', `${withMore.searchParams.get('options') ?? ''} ${options}`)
+  return withMore.toString()
+}
+
+/** A SQLite database (createDb of a `sqlite:` URL), with what only SQLite has. */
+export function openSqlite(url: string): SqliteDb {
+  const db = createDb(url, { poolSize: 1 })
+  if (db.dialect !== 'sqlite') throw new Error(`${url} is not a SQLite database`)
+  return db
+}
+
 export interface SqliteFile {
-  db: Db
+  db: SqliteDb
   /** A second, read-only connection: sees only what was committed. */
   outside: SQLite.Database
   /** The ids of the users committed, in order. */
@@ -62,7 +76,7 @@ export interface SqliteFile {
 export async function sqliteFile(): Promise<SqliteFile> {
   const dir = mkdtempSync(join(tmpdir(), 'campusgate-file-'))
   const path = join(dir, 'test.db')
-  const db = createDb(`sqlite:${path}`, { poolSize: 1 })
+  const db = openSqlite(`sqlite:${path}`)
   await migrateToLatest(db)
   const outside = new SQLite(path, { readonly: true })
   return {

@@ -99,14 +99,16 @@ export async function mintLoginCode(
   return (await response.json()) as { code: string; openId: string }
 }
 
-/** Tier 1: a fresh (or given) user registers; returns the session key. */
+/** Tier 1: a fresh (or given) user registers, from a device named by `userAgent`; returns the session key. */
 export async function registerMessenger(
   stack: Stack,
   openId?: string,
+  userAgent?: string,
 ): Promise<{ sessionKey: string; openId: string }> {
   const login = await mintLoginCode(stack, openId)
   const response = await call(`${stack.service.url}/register/messenger`, {
     method: 'POST',
+    ...(userAgent === undefined ? {} : { headers: { 'user-agent': userAgent } }),
     json: { appId: SANDBOX_APP.appId, appSecret: SANDBOX_APP.appSecret, code: login.code },
   })
   assert.equal(response.status, 200, response.text)

@@ -83,16 +83,12 @@ describe('every account change writes its audit event and its events arrive with
     return String(events[0]?.data.userId)
   }
 
-  it('registration and rotation', async () => {
+  it('registration, and a second device of the same user', async () => {
     const user = await registerMessenger(stack)
     const userId = await userIdOf(user.openId)
     await registerMessenger(stack, user.openId)
-    await arrived(user.openId, [
-      'user.created',
-      'session.started',
-      'session.ended:rotation',
-      'session.started',
-    ])
+    // Below SESSIONS_PER_USER the first session lives on (docs/sessions.md): nothing ends.
+    await arrived(user.openId, ['user.created', 'session.started', 'session.started'])
     assert.deepEqual(await auditOf(user.openId, userId), ['registration by api', 'rotation by api'])
   })
 
@@ -122,7 +118,7 @@ describe('every account change writes its audit event and its events arrive with
     assert.equal(await accounts.unlink({ openId: user.openId, origin: operator }), 'unlinked')
     assert.equal(await accounts.unlink({ openId: user.openId, origin: operator }), 'not-linked')
     assert.equal((await sessionOf(stack, user.sessionKey)).body.tier, 'messenger-registered')
-    assert.equal(await accounts.revoke({ openId: user.openId, origin: operator }), 'revoked')
+    assert.equal(await accounts.revoke({ openId: user.openId, which: 'all', origin: operator }), 1)
     assert.equal(await accounts.erase({ openId: user.openId, origin: operator }), true)
     await arrived(user.openId, [
       'user.created',

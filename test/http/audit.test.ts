@@ -39,7 +39,7 @@ describe('the audit trail', () => {
   }
 
   it('records registration, rotation, link, denial, refusal, logout, expiry and erasure, by whom and from where', async () => {
-    // Registration, then a second registration of the same user: the key rotates.
+    // Registration, then a second registration of the same user (a second device).
     const first = await registerMessenger(stack)
     const again = await registerMessenger(stack, first.openId)
     secrets.push(first.sessionKey, again.sessionKey)
@@ -58,8 +58,9 @@ describe('the audit trail', () => {
       secrets.push(new URL(url).searchParams.get('universityRegistrationCode')!)
     secrets.push(new URL(callback).searchParams.get('code') ?? 'no-code')
 
-    // Logout.
+    // Logout, on both devices.
     await logout(stack, again.sessionKey)
+    await logout(stack, first.sessionKey)
 
     const events = await eventsOf(first.openId)
     assert.deepEqual(
@@ -70,6 +71,7 @@ describe('the audit trail', () => {
         'university-denied',
         'university-refused',
         'university-linked',
+        'logout',
         'logout',
       ],
     )
@@ -137,10 +139,10 @@ describe('the audit trail', () => {
     assert.equal(sample(text, 'campusgate_university_links_total{outcome="linked"}'), 1)
     assert.equal(sample(text, 'campusgate_university_links_total{outcome="denied"}'), 1)
     assert.equal(sample(text, 'campusgate_refusals_total{reason="no attempt cookie"}'), 1)
-    assert.equal(sample(text, 'campusgate_logouts_total'), 1)
+    assert.equal(sample(text, 'campusgate_logouts_total'), 2)
     assert.equal(sample(text, 'campusgate_session_expiries_total'), 1)
     assert.equal(sample(text, 'campusgate_erasures_total'), 1)
-    assert.equal(sample(text, 'campusgate_audit_events_total{type="logout"}'), 1)
+    assert.equal(sample(text, 'campusgate_audit_events_total{type="logout"}'), 2)
     assert.ok(
       sample(text, 'campusgate_mail_sent_total') >= 2,
       text.match(/^campusgate_mail.*$/gm)?.join('\n'),

@@ -38,6 +38,7 @@ const COMMANDS = [
   'prune',
   'backup',
   'restore',
+  'sessions list',
   'sessions revoke',
   'users show',
   'users erase',
@@ -174,15 +175,60 @@ describe('the campusgate command', () => {
 
   it('sessions revoke ends the session as logout does; a second revoke exits 3', async () => {
     const user = await registerMessenger(stack)
-    const revoked = campusgate(env, 'sessions', 'revoke', '--open-id', user.openId)
+    const revoked = campusgate(env, 'sessions', 'revoke', user.openId)
     assert.equal(revoked.code, 0, revoked.stderr)
     const session = await call(`${stack.service.url}/session`, {
       headers: { authorization: user.sessionKey },
     })
     assert.equal(session.status, 401)
-    assert.equal(campusgate(env, 'sessions', 'revoke', '--open-id', user.openId).code, 3)
+    assert.equal(campusgate(env, 'sessions', 'revoke', user.openId).code, 3)
+    assert.equal(campusgate(env, 'sessions', 'revoke', 'nobody-at-all', '--all').code, 3)
     const shown = campusgate(env, 'users', 'show', '--open-id', user.openId)
     assert.match(shown.stdout, /^tier +none/m, 'the user row stays')
+  })
+
+  it('sessions list shows each device; sessions revoke ends one by --session, all by --all, and asks which with several', async () => {
+    const phone = await registerMessenger(stack, undefined, 'Phone/1.0')
+    const desktop = await registerMessenger(stack, phone.openId, 'Desktop/2.0')
+    const listed = JSON.parse(
+      campusgate(env, 'sessions', 'list', phone.openId, '--json').stdout,
+    ) as { id: string; device: string }[]
+    assert.deepEqual(listed.map((one) => one.device).sort(), ['Desktop/2.0', 'Phone/1.0'])
+    const lines = campusgate(env, 'sessions', 'list', phone.openId)
+    assert.equal(lines.code, 0, lines.stderr)
+    assert.equal(lines.stdout.trim().split('\n').length, 2)
+    for (const key of [phone.sessionKey, desktop.sessionKey]) {
+      assert.ok(!lines.stdout.includes(key) && !lines.stdout.includes(hashSecret(key)))
+    }
+
+    // Several sessions and no flag: nothing ends, and the operator is told how to choose.
+    const unsure = campusgate(env, 'sessions', 'revoke', phone.openId)
+    assert.equal(unsure.code, 2)
+    assert.match(unsure.stderr, /2 live sessions.*--session ID.*--all/)
+    assert.equal(
+      campusgate(env, 'sessions', 'revoke', phone.openId, '--all', '--session', 'x').code,
+      2,
+    )
+
+    const desktopId = listed.find((one) => one.device === 'Desktop/2.0')!.id
+    const one = campusgate(env, 'sessions', 'revoke', phone.openId, '--session', desktopId)
+    assert.equal(one.code, 0, one.stderr)
+    const statusOf = async (key: string) =>
+      (await call(`${stack.service.url}/session`, { headers: { authorization: key } })).status
+    assert.equal(await statusOf(desktop.sessionKey), 401)
+    assert.equal(await statusOf(phone.sessionKey), 200)
+    assert.equal(
+      campusgate(env, 'sessions', 'revoke', phone.openId, '--session', desktopId).code,
+      3,
+    )
+
+    await registerMessenger(stack, phone.openId)
+    const all = campusgate(env, 'sessions', 'revoke', phone.openId, '--all')
+    assert.equal(all.code, 0, all.stderr)
+    assert.match(all.stdout, /revoked 2 sessions/)
+    assert.equal(await statusOf(phone.sessionKey), 401)
+    assert.match(campusgate(env, 'sessions', 'list', phone.openId).stdout, /no live session/)
+    assert.equal(campusgate(env, 'sessions', 'list', 'nobody-at-all').code, 3)
   })
 
   it('users erase forgets the user as DELETE /user does', async () => {

@@ -202,26 +202,38 @@ describe('the operator console: users, mail, audit, overview', () => {
     assert.equal(await act(`${path}/unlink`), `${path}?done=nothing`)
   })
 
-  it("revokes the user's sessions as `campusgate sessions revoke` does, naming the operator", async () => {
-    const user = await registerMessenger(stack)
-    const path = `/console/users/${encodeURIComponent(user.openId)}`
-    assert.equal(
-      await act(`${path}/sessions/revoke`, { session: 'all' }),
-      `${path}?done=revokedAll`,
-    )
-    assert.equal((await sessionOf(stack, user.sessionKey)).status, 401)
+  it("lists every device's session and revokes one, or all, as `campusgate sessions revoke` does, naming the operator", async () => {
+    const phone = await registerMessenger(stack, undefined, 'Phone/1.0')
+    const desktop = await registerMessenger(stack, phone.openId, 'Desktop/2.0')
+    const path = `/console/users/${encodeURIComponent(phone.openId)}`
+    const text = await page(path)
+    assert.ok(text.includes('Phone/1.0') && text.includes('Desktop/2.0'), 'every device is listed')
+    assert.match(text, /1–2 of 2/)
+    for (const column of ['Device', 'Created', 'Last used', 'Expires']) {
+      assert.ok(text.includes(`<th scope="col">${column}</th>`), column)
+    }
+    assert.equal([...text.matchAll(/>Revoke session</g)].length, 2, 'one button per session')
+    const desktopId = (await sessionOf(stack, desktop.sessionKey)).body.sessionId as string
+    assert.equal(await act(`${path}/revoke`, { session: desktopId }), `${path}?done=revoked`)
+    assert.equal((await sessionOf(stack, desktop.sessionKey)).status, 401)
+    assert.equal((await sessionOf(stack, phone.sessionKey)).status, 200)
     const [audited] = await auditOf('logout')
     assert.equal(audited?.actor, 'console:alice')
-    assert.equal(await act(`${path}/sessions/revoke`, { session: 'all' }), `${path}?done=nothing`)
+    assert.equal(await act(`${path}/revoke`, { session: desktopId }), `${path}?done=nothing`)
+    assert.equal(await act(`${path}/revoke`, { session: 'all' }), `${path}?done=revokedAll`)
+    assert.equal((await sessionOf(stack, phone.sessionKey)).status, 401)
+    assert.equal(await act(`${path}/revoke`, { session: 'all' }), `${path}?done=nothing`)
+    // The "Revoke all sessions" button is shown only while there is something to revoke.
+    assert.doesNotMatch(await page(path), /Revoke all sessions/)
   })
 
   it('keeps the page language through an action and its redirect', async () => {
     const user = await registerMessenger(stack)
     const path = `/console/users/${encodeURIComponent(user.openId)}`
     const zh = await page(`${path}?lang=zh-CN`)
-    assert.ok(zh.includes(`action="${path}/sessions/revoke?lang=zh-CN"`))
+    assert.ok(zh.includes(`action="${path}/revoke?lang=zh-CN"`))
     assert.ok(zh.includes('href="/console/users?lang=zh-CN"'), 'the navigation keeps it')
-    const location = await act(`${path}/sessions/revoke?lang=zh-CN`, { session: 'all' })
+    const location = await act(`${path}/revoke?lang=zh-CN`, { session: 'all' })
     assert.equal(location, `${path}?done=revokedAll&lang=zh-CN`)
     const after = await page(location)
     assert.match(after, /<html lang="zh-CN">/)

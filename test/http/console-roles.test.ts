@@ -77,7 +77,7 @@ describe('the operator console: roles', () => {
     )
     const path = `/console/users/${encodeURIComponent(user.openId)}`
     for (const [action, fields] of [
-      [`${path}/sessions/revoke`, { session: 'all' }],
+      [`${path}/revoke`, { session: 'all' }],
       [`${path}/unlink`, {}],
       [`${path}/erase`, { confirm: user.openId }],
       [`${path}/data`, {}],
@@ -105,7 +105,7 @@ describe('the operator console: roles', () => {
     assert.ok(refused.length >= 14)
     assert.ok(refused.every((row) => row.actor === 'console:vera'))
     assert.deepEqual(JSON.parse(refused[0].detail ?? '{}'), {
-      action: `${path}/sessions/revoke`,
+      action: `${path}/revoke`,
       role: 'viewer',
       reason: 'operator-role',
     })

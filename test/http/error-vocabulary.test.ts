@@ -26,6 +26,7 @@ const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 /** The route a request path names in the OpenAPI document; `null` for an unknown endpoint. */
 function routeOf(path: string): string | null {
   const route = path.split('?')[0] ?? ''
+  if (route.startsWith('/sessions/')) return '/sessions/{id}'
   return route === '/nowhere' ? null : route
 }
 
@@ -137,6 +138,12 @@ describe('the error vocabulary', () => {
     )
     await expectError('/logout', { method: 'POST' }, 403, '@forbidden/missing-authorization-header')
     await expectError('/nowhere', {}, 404, '@not-found/unknown-endpoint')
+    await expectError(
+      '/sessions/not-a-session-of-this-user',
+      { method: 'DELETE', headers: auth },
+      404,
+      '@not-found/unknown-session',
+    )
     await expectError(
       '/session',
       { headers: { ...auth, accept: 'application/vnd.service.v2+json' } },

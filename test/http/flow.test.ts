@@ -27,7 +27,11 @@ describe('the whole flow, tier 1 to tier 2 to logout', () => {
     const tier1 = await sessionOf(stack, user.sessionKey)
     assert.equal(tier1.status, 200)
     assert.equal(tier1.headers.get('content-type'), MEDIA_TYPE)
-    assert.deepEqual(Object.keys(tier1.body).sort(), ['expiresAt', 'openId', 'tier'], tier1.text)
+    assert.deepEqual(
+      Object.keys(tier1.body).sort(),
+      ['expiresAt', 'openId', 'sessionId', 'tier'],
+      tier1.text,
+    )
     assert.equal(tier1.body.openId, user.openId)
     assert.equal(tier1.body.tier, 'messenger-registered')
 

@@ -52,7 +52,9 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
     const response = await sessionOf(stack, sessionKey)
     assert.equal(response.status, 200)
     assert.equal(response.headers.get('content-type'), MEDIA_TYPE)
+    assert.match(response.body.sessionId as string, /^[0-9a-f-]{36}$/)
     assert.deepEqual(response.body, {
+      sessionId: response.body.sessionId as string,
       openId,
       tier: 'messenger-registered',
       expiresAt: new Date(stack.service.clock.now().getTime() + 10 * MINUTE).toISOString(),

@@ -3,20 +3,18 @@ import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import pg from 'pg'
-import { createDb, type Db, type SqlReader } from '../../src/db/database.js'
+import type { Clock } from '../../src/clock.js'
+import { createDb, type Db, type PostgresDb } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { precompiled } from '../../src/db/precompiled.js'
 import { inTransaction } from '../../src/db/transaction.js'
 import { cachingSqlite, preparingPool, statementNamer } from '../../src/db/statements.js'
-import {
-  findSessionByKeyHash,
-  KEY_CHECK_BATCH_MAX,
-  keyChecksTouching,
-  touchSession,
-} from '../../src/sessions/store.js'
+import { rowToSession, sessionByKeyHash, touchSession } from '../../src/sessions/rows.js'
+import { createSessionStore } from '../../src/sessions/store.js'
+import { KEY_CHECK_BATCH_MAX } from '../../src/sessions/store-postgres.js'
 import type { TouchRule } from '../../src/sessions/touch-rule.js'
 import { logLines } from '../helpers/logs.js'
-import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
+import { freshDatabase, TEST_DIALECT, withOptions, type TestDatabase } from '../helpers/database.js'
 import { call, startService } from '../helpers/service.js'
 import { logout, registerMessenger, startStack, type Stack } from '../helpers/stack.js'
 import { hashSecret } from '../../src/lib/secrets.js'
@@ -27,23 +25,28 @@ import { hashSecret } from '../../src/lib/secrets.js'
 /** A rule under which no key check of these tests falls due a touch (at 1_500, same UTC day). */
 const NOTHING_DUE: TouchRule = { ttlMs: 1_000, intervalMs: 1_000_000, maxAgeMs: null }
 
-/** `reader`, recording the keys each of its batched reads asked for; optionally failing the first. */
-function countingReader(
-  reader: SqlReader,
+/** A clock standing at `at`. */
+const at = (ms: number): Clock => ({ now: () => new Date(ms) })
+
+/**
+ * `db` whose statements outside Kysely are recorded: the keys each batched read asked for;
+ * optionally failing the first.
+ */
+function countingQueries(
+  db: PostgresDb,
   options: { failFirst?: boolean } = {},
-): { reader: SqlReader; batches: string[][] } {
+): { db: PostgresDb; batches: string[][] } {
   const batches: string[][] = []
   return {
     batches,
-    reader: {
-      roundTrips: reader.roundTrips,
-      first: (text, parameters) => reader.first(text, parameters),
-      all: (text, parameters) => {
+    db: {
+      ...db,
+      query: <Row>(text: string, parameters: readonly unknown[]) => {
         batches.push([...(parameters.find(Array.isArray) as string[])])
         if (options.failFirst === true && batches.length === 1) {
           return Promise.reject(new Error('connection terminated'))
         }
-        return reader.all(text, parameters)
+        return db.query<Row>(text, parameters)
       },
     },
   }
@@ -71,6 +74,7 @@ describe('precompiled queries and statement caches', () => {
         created_at: now,
         expires_at: 5_000,
         touched_at: now,
+        device: 'Test/1.0',
       })
       .execute()
   })
@@ -80,34 +84,33 @@ describe('precompiled queries and statement caches', () => {
     await database.drop()
   })
 
-  it('finds a session by its key hash, and nothing for another hash', async () => {
-    const found = await findSessionByKeyHash(db.kysely, 'h1')
-    assert.deepEqual(found, {
-      id: 's1',
-      userId: 'u1',
-      openId: 'o1',
-      createdAt: 1_000,
-      expiresAt: 5_000,
-      touchedAt: 1_000,
-      universityLinked: false,
-      university: { linkedAt: null, subject: null, email: null, name: null, isStudent: null },
-    })
-    assert.equal(await findSessionByKeyHash(db.kysely, 'h2'), null)
-  })
+  const S1 = {
+    id: 's1',
+    userId: 'u1',
+    openId: 'o1',
+    createdAt: 1_000,
+    expiresAt: 5_000,
+    touchedAt: 1_000,
+    device: 'Test/1.0',
+    universityLinked: false,
+    university: { linkedAt: null, subject: null, email: null, name: null, isStudent: null },
+  }
 
-  it('reads the same through the key check reader, on either database', async () => {
-    // The reader goes around Kysely: a second SQLite connection, or the PostgreSQL pool itself.
-    const reader = db.reader
-    assert.ok(reader !== null, 'a database on a file or a server has a reader')
-    assert.deepEqual(
-      await findSessionByKeyHash(db.kysely, 'h1', reader),
-      await findSessionByKeyHash(db.kysely, 'h1'),
-    )
-    assert.equal(await findSessionByKeyHash(db.kysely, 'h2', reader), null)
+  it('the key check finds a session by its key hash, as Kysely reads it, and nothing for another hash', async () => {
+    const store = createSessionStore(db, NOTHING_DUE, at(1_500))
+    assert.deepEqual(await store.check('h1'), {
+      record: S1,
+      now: 1_500,
+      live: true,
+      touchedTo: null,
+    })
+    const { rows } = await sessionByKeyHash(db.kysely, 'h1')
+    assert.deepEqual(rowToSession(rows[0]), S1)
+    assert.equal(await store.check('h2'), null)
   })
 
   it('PostgreSQL: the key checks of one turn are one query, each answered with its own row', async (t) => {
-    if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
+    if (db.dialect !== 'postgres') return t.skip('PostgreSQL only')
     await db.kysely
       .insertInto('users')
       .values({ id: 'u2', open_id: 'o2', created_at: 1_000, updated_at: 1_000 })
@@ -124,29 +127,25 @@ describe('precompiled queries and statement caches', () => {
       })
       .execute()
     try {
-      const { reader, batches } = countingReader(db.reader!)
-      const check = keyChecksTouching(db.kysely, reader, NOTHING_DUE, () => 1_500)
+      const counted = countingQueries(db)
+      const store = createSessionStore(counted.db, NOTHING_DUE, at(1_500))
       // Duplicates and unknown keys in one batch; rows come back in whatever order they please.
       const keyHashes = ['h2', 'unknown', 'h1', 'h2', 'h1']
-      const found = await Promise.all(keyHashes.map(check))
+      const found = await Promise.all(keyHashes.map((keyHash) => store.check(keyHash)))
       assert.deepEqual(
         found.map((checked) => checked?.record.openId ?? null),
         ['o2', null, 'o1', 'o2', 'o1'],
       )
-      assert.deepEqual(found[0], {
-        record: await findSessionByKeyHash(db.kysely, 'h2'),
-        now: 1_500,
-        touchedTo: null,
-      })
-      assert.deepEqual(batches, [keyHashes])
+      assert.deepEqual(found[2], { record: S1, now: 1_500, live: true, touchedTo: null })
+      assert.deepEqual(counted.batches, [keyHashes])
 
       // A turn with more than a batch holds is split; a later turn is a batch of its own.
-      batches.length = 0
+      counted.batches.length = 0
       const many = Array.from({ length: KEY_CHECK_BATCH_MAX + 1 }, (_, i) => `h${(i % 2) + 1}`)
-      await Promise.all(many.map(check))
-      assert.equal((await check('h1'))?.record.id, 's1')
+      await Promise.all(many.map((keyHash) => store.check(keyHash)))
+      assert.equal((await store.check('h1'))?.record.id, 's1')
       assert.deepEqual(
-        batches.map((batch) => batch.length),
+        counted.batches.map((batch) => batch.length),
         [KEY_CHECK_BATCH_MAX, 1, 1],
       )
     } finally {
@@ -156,47 +155,42 @@ describe('precompiled queries and statement caches', () => {
   })
 
   it('PostgreSQL: a failed batch fails each of its key checks, and the next turn reads again', async (t) => {
-    if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
-    const { reader, batches } = countingReader(db.reader!, { failFirst: true })
-    const check = keyChecksTouching(db.kysely, reader, NOTHING_DUE, () => 1_500)
-    const results = await Promise.allSettled(['h1', 'h2'].map(check))
+    if (db.dialect !== 'postgres') return t.skip('PostgreSQL only')
+    const counted = countingQueries(db, { failFirst: true })
+    const store = createSessionStore(counted.db, NOTHING_DUE, at(1_500))
+    const results = await Promise.allSettled(['h1', 'h2'].map((keyHash) => store.check(keyHash)))
     assert.deepEqual(
       results.map((result) => result.status),
       ['rejected', 'rejected'],
     )
-    assert.equal((await check('h1'))?.record.id, 's1')
-    assert.equal(batches.length, 2)
+    assert.equal((await store.check('h1'))?.record.id, 's1')
+    assert.equal(counted.batches.length, 2)
   })
 
-  it('PostgreSQL: the key check writes its due touch and the day mark in its own statement; a database that takes no writes answers it without them', async (t) => {
-    if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
+  it('the key check writes its due touch; a database that takes no writes answers it without', async () => {
     const due: TouchRule = { ttlMs: 10_000, intervalMs: 100, maxAgeMs: null }
-    const url = new URL(database.url)
-    url.searchParams.set(
-      'options',
-      `${url.searchParams.get('options')} -c default_transaction_read_only=on`,
-    )
-    const readOnly = createDb(url.toString(), { poolSize: 1 })
+    const readOnly =
+      db.dialect === 'postgres'
+        ? createDb(withOptions(database.url, '-c default_transaction_read_only=on'), {
+            poolSize: 1,
+          })
+        : null
     try {
-      const refused = await keyChecksTouching(
-        readOnly.kysely,
-        readOnly.reader!,
-        due,
-        () => 1_500,
-      )('h1')
-      assert.equal(refused?.record.id, 's1')
-      assert.equal(refused?.touchedTo, null)
-      assert.equal((readOnly.writes.fault?.error as { code?: string }).code, '25006')
-
-      const written = await keyChecksTouching(db.kysely, db.reader!, due, () => 1_500)('h1')
+      if (readOnly !== null) {
+        const refused = await createSessionStore(readOnly, due, at(1_500)).check('h1')
+        assert.equal(refused?.record.id, 's1')
+        assert.equal(refused?.touchedTo, null)
+        assert.equal((readOnly.writes.fault?.error as { code?: string }).code, '25006')
+      }
+      const written = await createSessionStore(db, due, at(1_500)).check('h1')
       assert.equal(written?.touchedTo, 11_500)
-      const row = await findSessionByKeyHash(db.kysely, 'h1')
-      assert.deepEqual([row?.expiresAt, row?.touchedAt], [11_500, 1_500])
+      const { rows } = await sessionByKeyHash(db.kysely, 'h1')
+      assert.deepEqual([rows[0]?.expires_at, rows[0]?.touched_at], [11_500, 1_500])
       // 1_500 is on the same UTC day as the last touch (1_000): no mark.
       const marks = await db.kysely.selectFrom('user_active_days').selectAll().execute()
       assert.deepEqual(marks, [])
     } finally {
-      await readOnly.kysely.destroy()
+      await readOnly?.kysely.destroy()
       await db.kysely
         .updateTable('sessions')
         .set({ expires_at: 5_000, touched_at: 1_000 })
@@ -207,14 +201,14 @@ describe('precompiled queries and statement caches', () => {
 
   it('binds each call its own arguments, also inside a transaction', async () => {
     await db.kysely.transaction().execute(async (trx) => {
-      await touchSession(trx, 's1', 9_000, 2_000)
-      assert.equal((await findSessionByKeyHash(trx, 'h1'))?.expiresAt, 9_000)
+      await touchSession(trx, 's1', 9_000, 2_000, 1_000)
+      assert.equal((await sessionByKeyHash(trx, 'h1')).rows[0]?.expires_at, 9_000)
     })
-    // A later expiry only: an earlier one leaves the row alone.
-    await touchSession(db.kysely, 's1', 8_000, 3_000)
-    const row = await findSessionByKeyHash(db.kysely, 'h1')
-    assert.equal(row?.expiresAt, 9_000)
-    assert.equal(row?.touchedAt, 2_000)
+    // Only a session still last written when it was read: a touch that read 1_000 writes nothing.
+    await touchSession(db.kysely, 's1', 8_000, 3_000, 1_000)
+    const { rows } = await sessionByKeyHash(db.kysely, 'h1')
+    assert.equal(rows[0]?.expires_at, 9_000)
+    assert.equal(rows[0]?.touched_at, 2_000)
   })
 
   it('compiles once per database, however many transactions run it', async () => {
@@ -243,7 +237,7 @@ describe('precompiled queries and statement caches', () => {
   it('prepares PostgreSQL statements by name, per connection, except those with *', async (t) => {
     if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
     await db.kysely.transaction().execute(async (trx) => {
-      await findSessionByKeyHash(trx, 'h1')
+      await sessionByKeyHash(trx, 'h1')
       await trx.selectFrom('users').selectAll().where('id', '=', 'u1').execute()
       const { rows } = await sql<{
         statement: string

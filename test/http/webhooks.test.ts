@@ -44,6 +44,8 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
       WEBHOOK_SECRET: secret,
       SESSION_TTL: '40d',
       UNIVERSITY_LINK_MAX_AGE: '10d',
+      // Two devices at most, so that a third registration rotates.
+      SESSIONS_PER_USER: '2',
     })
   })
   after(async () => {
@@ -91,14 +93,19 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
     assert.notEqual(requests[0].id, requests[1].id)
   })
 
-  it('re-registration: session.ended (rotation) of the old session, then session.started', async () => {
+  it('a second device: session.started; past SESSIONS_PER_USER: session.ended (rotation) of the least recently used, then session.started', async () => {
     const user = await registerMessenger(stack)
     const first = await eventsOf(user.openId)
     await registerMessenger(stack, user.openId)
+    await registerMessenger(stack, user.openId)
     const events = (await eventsOf(user.openId)).slice(first.length)
-    assert.deepEqual(kinds(events), ['session.ended:rotation', 'session.started'])
-    assert.equal(events[0].data.sessionId, first[1].data.sessionId)
-    assert.notEqual(events[1].data.sessionId, first[1].data.sessionId)
+    assert.deepEqual(kinds(events), [
+      'session.started',
+      'session.ended:rotation',
+      'session.started',
+    ])
+    assert.equal(events[1].data.sessionId, first[1].data.sessionId)
+    assert.notEqual(events[2].data.sessionId, first[1].data.sessionId)
   })
 
   it('tier 2 through the sandbox: university.linked with the identity as GET /session shows it', async () => {
@@ -136,7 +143,7 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
     const before = (await eventsOf(user.openId)).length
     let out = ''
     const code = await runCli(
-      ['sessions', 'revoke', '--open-id', user.openId],
+      ['sessions', 'revoke', user.openId],
       {
         DATABASE_URL: stack.service.config.databaseUrl,
         WEBHOOK_URL: receiver.url,
@@ -250,16 +257,17 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
     await call(`${url}/user`, { method: 'DELETE', headers: { authorization: lastKey } })
 
     const kinds = (await eventsOf(login.openId)).map((e) => e.type)
+    // The second device's logout leaves the first: only the erasure ends the user's last session.
     assert.deepEqual(kinds, [
       'user.created',
       'session.started',
       'university.linked',
+      'session.started',
       'session.ended',
       'session.started',
+      'session.ended',
       'session.ended',
       'university.unlinked',
-      'session.started',
-      'session.ended',
       'user.erased',
     ])
     // Every byte every receiver got in this file: request heads and bodies.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type SQLite from 'better-sqlite3'
 import { sql, type Transaction } from 'kysely'
-import type { Db } from '../../src/db/database.js'
+import type { SqliteDb } from '../../src/db/database.js'
 import { GROUP_MAX, groupedCommits } from '../../src/db/grouped-commits.js'
 import type { Database } from '../../src/db/schema.js'
 import { sqliteFile, type SqliteFile } from '../helpers/database.js'
@@ -11,7 +11,7 @@ import { sqliteFile, type SqliteFile } from '../helpers/database.js'
 
 describe('grouped commits', () => {
   let file: SqliteFile
-  let db: Db
+  let db: SqliteDb
   /** A second connection: sees only what was committed. */
   let outside: SQLite.Database
   const committedUsers = (): string[] => file.committedUsers()

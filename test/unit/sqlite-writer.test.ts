@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { createDb, type Db } from '../../src/db/database.js'
+import type { SqliteDb } from '../../src/db/database.js'
 import { inTransaction } from '../../src/db/transaction.js'
 import { sqliteFile, type SqliteFile } from '../helpers/database.js'
 
@@ -8,7 +8,7 @@ import { sqliteFile, type SqliteFile } from '../helpers/database.js'
 
 describe('the SQLite writer (Db.writer)', () => {
   let file: SqliteFile
-  let db: Db
+  let db: SqliteDb
   const committed = (): string[] => file.committedUsers()
   const insertUser = 'insert into users (id, open_id, created_at, updated_at) values (?, ?, 1, 1)'
 
@@ -20,7 +20,7 @@ describe('the SQLite writer (Db.writer)', () => {
 
   it('runs the statements as one transaction and commits it before returning', () => {
     const changes: number[] = []
-    const ran = db.writer!.transaction((run) => {
+    const ran = db.writer.transaction((run) => {
       changes.push(run(insertUser, ['a1', 'open-a1']))
       changes.push(run(insertUser, ['a2', 'open-a2']))
       changes.push(run("update users set updated_at = 2 where id = 'nobody'", []))
@@ -33,7 +33,7 @@ describe('the SQLite writer (Db.writer)', () => {
   it('rolls everything back and throws when a statement fails; the next transaction runs', () => {
     assert.throws(
       () =>
-        db.writer!.transaction((run) => {
+        db.writer.transaction((run) => {
           run(insertUser, ['b1', 'open-b1'])
           run(insertUser, ['a1', 'open-again'])
         }),
@@ -41,7 +41,7 @@ describe('the SQLite writer (Db.writer)', () => {
     )
     assert.deepEqual(committed(), ['a1', 'a2'])
     assert.equal(
-      db.writer!.transaction((run) => void run(insertUser, ['b2', 'open-b2'])),
+      db.writer.transaction((run) => void run(insertUser, ['b2', 'open-b2'])),
       true,
     )
     assert.deepEqual(committed(), ['a1', 'a2', 'b2'])
@@ -54,7 +54,7 @@ describe('the SQLite writer (Db.writer)', () => {
         .insertInto('users')
         .values({ id: 'c1', open_id: 'open-c1', created_at: 1, updated_at: 1 })
         .execute()
-      during = db.writer!.transaction((run) => void run(insertUser, ['c2', 'open-c2']))
+      during = db.writer.transaction((run) => void run(insertUser, ['c2', 'open-c2']))
       await trx
         .insertInto('users')
         .values({ id: 'c3', open_id: 'open-c3', created_at: 1, updated_at: 1 })
@@ -62,14 +62,5 @@ describe('the SQLite writer (Db.writer)', () => {
     })
     assert.equal(during, false)
     assert.deepEqual(committed(), ['a1', 'a2', 'b2', 'c1', 'c3'])
-  })
-
-  it('is null on PostgreSQL, where every write goes through Kysely', async () => {
-    const pgDb = createDb('postgres://postgres@127.0.0.1:5432/test', { poolSize: 1 })
-    try {
-      assert.equal(pgDb.writer, null)
-    } finally {
-      await pgDb.kysely.destroy()
-    }
   })
 })

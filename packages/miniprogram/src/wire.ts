@@ -11,6 +11,8 @@ export type Tier = (typeof TIERS)[number]
 
 /** What `GET /session` answers. */
 export interface Session {
+  /** This session's id: one of the user's sessions, one per device (`GET /sessions`' `id`). */
+  sessionId: string
   openId: string
   tier: Tier
   expiresAt: string

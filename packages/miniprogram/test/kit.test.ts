@@ -31,8 +31,12 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
 
     before(async () => {
       smtp = await startSmtpSink()
-      // Sandbox mode: campusgate serves the simulated messenger and university itself.
-      service = await startService({ SMTP_URL: smtp.url }, { extend: addForumRoute })
+      // Sandbox mode: campusgate serves the simulated messenger and university itself. One key
+      // per user (the original rule): these tests end the kit's key by a registration elsewhere.
+      service = await startService(
+        { SMTP_URL: smtp.url, SESSIONS_PER_USER: '1' },
+        { extend: addForumRoute },
+      )
     })
     after(async () => {
       await service.close()

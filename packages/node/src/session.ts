@@ -4,6 +4,8 @@ export const TIERS: readonly Tier[] = ['messenger-registered', 'university-regis
 
 /** What `GET /session` answers for a valid key. */
 export interface Session {
+  /** This session's id: one of the user's sessions, one per device (`GET /sessions`' `id`). */
+  sessionId: string
   openId: string
   tier: Tier
   expiresAt: string
@@ -40,8 +42,9 @@ export function sessionKeyFrom(header: string | string[] | undefined): string | 
 /** Whether a parsed `GET /session` answer has the session's shape (a wrong `baseUrl` gives other JSON). */
 export function isSession(value: unknown): value is Session {
   if (typeof value !== 'object' || value === null) return false
-  const { openId, tier, expiresAt, university } = value as Record<string, unknown>
+  const { sessionId, openId, tier, expiresAt, university } = value as Record<string, unknown>
   return (
+    typeof sessionId === 'string' &&
     typeof openId === 'string' &&
     TIERS.includes(tier as Tier) &&
     typeof expiresAt === 'string' &&

@@ -34,8 +34,8 @@ interface Fields {
 type University = NonNullable<Session['university']>
 
 const SESSION: Fields = {
-  all: all<keyof Session>()(['openId', 'tier', 'expiresAt', 'university']),
-  required: all<RequiredKeys<Session>>()(['openId', 'tier', 'expiresAt']),
+  all: all<keyof Session>()(['sessionId', 'openId', 'tier', 'expiresAt', 'university']),
+  required: all<RequiredKeys<Session>>()(['sessionId', 'openId', 'tier', 'expiresAt']),
 }
 const UNIVERSITY: Fields = {
   all: all<keyof University>()(['subject', 'email', 'name', 'isStudent', 'linkedAt']),

@@ -2,6 +2,7 @@ import { escapeHtml as e } from '../../lib/html.js'
 import type { Paged } from '../../lib/paging.js'
 import type { AuditEventRow } from '../../db/schema.js'
 import type { EventView } from '../../events/service.js'
+import type { DeviceSession } from '../../sessions/service.js'
 import { actionButton, canAct, consolePage, csrfField, href, type PageContext } from '../layout.js'
 import type { UserQuery, UserRowView, UserTier } from '../reads.js'
 import { cards, dayTag, langField, notice, pager, selectField, timeTag } from '../widgets.js'
@@ -67,15 +68,6 @@ ${selectField(
   return consolePage(context, w.title, `${notice(message)}${form}${paging}${rows}`, 'users')
 }
 
-/** A live session as the user's page lists it (sessions/service.ts). */
-export interface SessionView {
-  id: string
-  createdAt: number
-  lastUsedAt: number | null
-  expiresAt: number
-  device: string | null
-}
-
 export interface UserPageData {
   id: string
   openId: string
@@ -88,7 +80,8 @@ export interface UserPageData {
     name: string | null
   } | null
   universityLinkedAt: number | null
-  sessions: SessionView[]
+  /** Every live session, most recently used first. */
+  sessions: readonly DeviceSession[]
   trail: Paged<AuditEventRow>
   events: Paged<EventView>
 }
@@ -114,10 +107,10 @@ export function userPage(context: PageContext, user: UserPageData, message: stri
     [w.device, w.created, w.lastUsed, w.expires, words.columns.action],
     user.sessions.map((session) => [
       e(session.device ?? w.unknownDevice),
-      timeTag(session.createdAt),
-      timeTag(session.lastUsedAt),
-      timeTag(session.expiresAt),
-      actionButton(context, `${base}/sessions/revoke`, w.revoke, { session: session.id }),
+      timeTag(session.createdAt.getTime()),
+      timeTag(session.lastUsedAt.getTime()),
+      timeTag(session.expiresAt.getTime()),
+      actionButton(context, `${base}/revoke`, w.revoke, { session: session.id }),
     ]),
     w.noSessions,
   )
@@ -125,7 +118,7 @@ export function userPage(context: PageContext, user: UserPageData, message: stri
     ? ''
     : `<h2>${e(w.actions)}</h2>
 <div class="actions">
-${user.sessions.length > 0 ? actionButton(context, `${base}/sessions/revoke`, w.revokeAll, { session: 'all' }) : ''}
+${user.sessions.length > 0 ? actionButton(context, `${base}/revoke`, w.revokeAll, { session: 'all' }) : ''}
 ${user.universityLinkedAt !== null ? actionButton(context, `${base}/unlink`, w.unlink) : ''}
 </div>
 <form method="post" action="${e(href(context, `${base}/data`))}" class="download">${csrfField(context)}

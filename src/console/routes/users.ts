@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { stringField } from '../../lib/coerce.js'
 import { pageNumber } from '../../lib/paging.js'
 import { CONSOLE_HEADERS } from '../guard.js'
-import { usersPage, userPage, type SessionView } from '../pages/users.js'
+import { usersPage, userPage } from '../pages/users.js'
 import { pageUsers, readUniversityIdentity, type UserQuery, type UserTier } from '../reads.js'
 import { operatorOrigin } from '../service.js'
 import { WORDS } from '../words.js'
@@ -64,18 +64,6 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
         pageNumber(stringField(request.query, 'events')),
       ),
     ])
-    const sessions: SessionView[] =
-      user.session === null
-        ? []
-        : [
-            {
-              id: user.session.id,
-              createdAt: user.session.createdAt.getTime(),
-              lastUsedAt: null,
-              expiresAt: user.session.expiresAt.getTime(),
-              device: null,
-            },
-          ]
     return kit.page(
       reply,
       200,
@@ -85,10 +73,10 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
           id: user.id,
           openId: user.openId,
           createdAt: user.createdAt.getTime(),
-          tier: user.session?.tier ?? 'none',
+          tier: user.tier ?? 'none',
           university,
           universityLinkedAt: user.universityLinkedAt?.getTime() ?? null,
-          sessions,
+          sessions: user.sessions,
           trail,
           events,
         },
@@ -101,15 +89,22 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
     operatorOrigin(request.consoleSession!.operator, request.ip)
   const userPath = (openId: string) => `/console/users/${encodeURIComponent(openId)}`
 
-  // One session (`session` names it) or all of them (`session=all`).
+  // One session by its id, or every one with `all`; a form without the field ends nothing.
   app.post<{ Params: { openId: string } }>(
-    '/users/:openId/sessions/revoke',
+    '/users/:openId/revoke',
     PAGE,
     async (request, reply) => {
       const { openId } = request.params
-      const all = stringField(request.body, 'session') === 'all'
-      const outcome = await accounts.revoke({ openId, origin: origin(request) })
-      const done = outcome !== 'revoked' ? 'nothing' : all ? 'revokedAll' : 'revoked'
+      const session = stringField(request.body, 'session')
+      const which = session === 'all' ? 'all' : session === '' ? null : { sessionId: session }
+      const ended =
+        which === null ? 0 : await accounts.revoke({ openId, which, origin: origin(request) })
+      const done =
+        typeof ended !== 'number' || ended === 0
+          ? 'nothing'
+          : which === 'all'
+            ? 'revokedAll'
+            : 'revoked'
       return kit.back(request, reply, userPath(openId), done)
     },
   )

@@ -1,0 +1,88 @@
+import { sql, type CompiledQuery } from 'kysely'
+import type { PostgresDb } from '../db/database.js'
+import { perTurn } from '../db/per-turn.js'
+import { precompiled } from '../db/precompiled.js'
+import { selectSessions, type KeyCheckDriver, type SessionRow } from './rows.js'
+
+/** Bounds the array a batch binds; more key checks in one turn make another batch. */
+export const KEY_CHECK_BATCH_MAX = 64
+
+/** The key checks of one turn, read in one statement. */
+const sessionsByKeyHashes = precompiled(
+  (db, keyHashes: readonly string[]) =>
+    selectSessions(db)
+      .select('sessions.key_hash')
+      .where('sessions.key_hash', '=', sql<string>`ANY(${keyHashes})`),
+  1,
+)
+
+/**
+ * The touches of one turn and their day marks, in one statement. Each is written only to a
+ * session still last written when its key check read it (touch-rule.ts), and a day is marked only
+ * with a touch that wrote, so an erasure that deleted the user's marks is never followed by one.
+ */
+const touchesAndMarks = precompiled(
+  (
+    db,
+    ids: readonly string[],
+    userIds: readonly string[],
+    expiries: readonly number[],
+    times: readonly number[],
+    readTimes: readonly number[],
+    days: readonly (string | null)[],
+  ) => {
+    const query = sql<{ id: string }>`
+      WITH due AS (
+        SELECT * FROM unnest(${ids}::text[], ${userIds}::text[], ${expiries}::bigint[],
+          ${times}::bigint[], ${readTimes}::bigint[], ${days}::text[])
+          AS due(id, user_id, expires_at, touched_at, read_touched_at, day)
+      ), touched AS (
+        UPDATE sessions SET expires_at = due.expires_at, touched_at = due.touched_at
+        FROM due
+        WHERE sessions.id = due.id AND sessions.touched_at = due.read_touched_at
+        RETURNING sessions.id, due.user_id, due.day
+      ), marked AS (
+        INSERT INTO user_active_days (user_id, day)
+        SELECT DISTINCT user_id, day FROM touched WHERE day IS NOT NULL
+        ON CONFLICT (user_id, day) DO NOTHING
+      )
+      SELECT id FROM touched`
+    return { compile: (): CompiledQuery<{ id: string }> => query.compile(db) }
+  },
+  6,
+)
+
+/**
+ * PostgreSQL's key check (store.ts). Every statement is a round trip whose fixed cost (the pool,
+ * the protocol's messages, two system calls) is most of a key check's, so the key checks of one
+ * turn of the event loop are read in one statement (`per-turn.ts`), and the touches that fall due
+ * are written in one more. Both run on the pool as named statements, outside Kysely.
+ */
+export function createPostgresKeyChecks(db: PostgresDb): KeyCheckDriver {
+  const { kysely } = db
+  const read = perTurn<string, SessionRow | undefined>(async (keyHashes) => {
+    const { sql: text, parameters } = sessionsByKeyHashes.bind(kysely, keyHashes)
+    const rows = await db.query<SessionRow & { key_hash: string }>(text, parameters)
+    const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
+    return keyHashes.map((keyHash) => byKeyHash.get(keyHash))
+  }, KEY_CHECK_BATCH_MAX)
+
+  return {
+    read,
+    async writeTouches(touches) {
+      const { sql: text, parameters } = touchesAndMarks.bind(
+        kysely,
+        touches.map((due) => due.sessionId),
+        touches.map((due) => due.userId),
+        touches.map((due) => due.touch.expiresAt),
+        touches.map((due) => due.touch.now),
+        touches.map((due) => due.touch.readTouchedAt),
+        touches.map((due) => due.touch.day),
+      )
+      const written = new Set(
+        (await db.query<{ id: string }>(text, parameters)).map((row) => row.id),
+      )
+      return touches.map((due) => written.has(due.sessionId))
+    },
+  }
+}
