@@ -281,7 +281,12 @@ export const rateLimits = fp(
 
     app.decorate(
       'consoleSignIns',
-      failureLimit(limits.consoleSignInMax, limits.windowMs, redis, 'campusgate:console-sign-in:'),
+      failureLimit(
+        limits.consoleSignInMax,
+        limits.windowMs,
+        redis,
+        'campusgate:rate-limit:console-sign-in:',
+      ),
     )
 
     app.decorate('limitSensitive', function limitSensitive(request, _reply, done) {
