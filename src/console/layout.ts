@@ -111,11 +111,11 @@ export function consolePage(
 </head>
 <body>
 <a class="skip" href="#main">${escapeHtml(words.skip)}</a>
-<header class="bar"><a class="brand" href="${escapeHtml(href(context, '/console'))}">${escapeHtml(words.console)}</a>${languageSwitch(context)}</header>
+<header class="bar"><a class="brand" href="${escapeHtml(href(context, '/console'))}">${escapeHtml(words.console)}</a>${languageSwitch(context)}${who}</header>
 ${context.operator === null ? '' : navigation(context, current)}
 <main id="main" tabindex="-1">
 <h1>${escapeHtml(title)}</h1>
-${who}${body}
+${body}
 </main>
 </body>
 </html>

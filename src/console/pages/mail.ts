@@ -1,7 +1,7 @@
 import { escapeHtml as e } from '../../lib/html.js'
 import type { Paged } from '../../lib/paging.js'
 import type { MailView } from '../../mail/outbox-service.js'
-import { actionButton, consolePage, href, type PageContext } from '../layout.js'
+import { actionButton, canAct, consolePage, href, type PageContext } from '../layout.js'
 import { cards, notice, pager, timeTag } from '../widgets.js'
 import { WORDS } from '../words.js'
 
@@ -35,6 +35,8 @@ export function mailPage(
 ): string {
   const words = WORDS[context.locale]
   const c = words.columns
+  // A viewer's cards have no action column: nothing would be in it.
+  const acts = canAct(context)
   const rows = list.rows.map((mail) => [
     `<code class="id">${e(mail.id)}</code>`,
     e(maskAddress(mail.recipient)),
@@ -59,7 +61,11 @@ export function mailPage(
       path: '/console/mail',
       params: { state: state === 'pending' ? null : state },
       label: words.mail.title,
-    })}${cards([c.id, c.to, c.at, c.expires, c.tries, c.lastError, c.action], rows, words.nothing)}`,
+    })}${cards(
+      [c.id, c.to, c.at, c.expires, c.tries, c.lastError, ...(acts ? [c.action] : [])],
+      rows,
+      words.nothing,
+    )}`,
     'mail',
   )
 }

@@ -103,18 +103,20 @@ export function userPage(context: PageContext, user: UserPageData, message: stri
 <div><dt>${e(w.name)}</dt><dd>${e(user.university.name ?? '–')}</dd></div>
 <div><dt>${e(w.linkedAt)}</dt><dd>${user.universityLinkedAt === null ? e(w.notLinked) : timeTag(user.universityLinkedAt)}</dd></div>
 </dl>`
+  // A viewer's cards have no action column: nothing would be in it.
+  const acts = canAct(context)
   const sessions = cards(
-    [w.device, w.created, w.lastUsed, w.expires, words.columns.action],
+    [w.device, w.created, w.lastUsed, w.expires, ...(acts ? [words.columns.action] : [])],
     user.sessions.map((session) => [
       e(session.device ?? w.unknownDevice),
       timeTag(session.createdAt.getTime()),
       timeTag(session.lastUsedAt.getTime()),
       timeTag(session.expiresAt.getTime()),
-      actionButton(context, `${base}/revoke`, w.revoke, { session: session.id }),
+      ...(acts ? [actionButton(context, `${base}/revoke`, w.revoke, { session: session.id })] : []),
     ]),
     w.noSessions,
   )
-  const actions = !canAct(context)
+  const actions = !acts
     ? ''
     : `<h2>${e(w.actions)}</h2>
 <div class="actions">
