@@ -50,13 +50,14 @@ if (browserPass) {
     `no Chromium at ${chromiumPath}: the browser tests are left out (apt-get install chromium)`,
   )
 }
-// The kits (packages/*/test) and the mini-program example against the running campusgate, on
-// SQLite and unless --sqlite on PostgreSQL. Their tests import the kits as apps do, from the
-// build, so the kits are built first.
+// The kits (packages/*/test) and the examples (the mini-program, the forum, the whole app)
+// against the running campusgate, on SQLite and unless --sqlite on PostgreSQL. Their tests
+// import the kits as apps do, from the build, so the kits are built first.
 const kitFiles = [
   ...testFiles('packages/miniprogram/test'),
   ...testFiles('packages/node/test'),
   ...testFiles('examples/miniprogram/test'),
+  ...testFiles('examples/forum/test'),
 ]
 if (kitFiles.length > 0) {
   const built = spawnSync('npm', ['run', '--silent', 'build:kits'], { stdio: 'inherit' })

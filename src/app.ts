@@ -21,6 +21,7 @@ import { checkWrites } from './db/write-health.js'
 import { newId } from './lib/secrets.js'
 import { sandboxRoutes } from './sandbox/routes.js'
 import { createServices, type Services } from './services.js'
+import { introspectionRoutes } from './sessions/introspection.js'
 import { sessionRoutes } from './sessions/routes.js'
 import { universityRoutes } from './university/routes.js'
 import { VERSION } from './version.js'
@@ -81,11 +82,13 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     version: VERSION,
     publicBaseUrl: config.publicBaseUrl,
     metricsToken: config.metricsToken !== null,
+    backendCredentials: config.backends.credentials.size > 0,
   })
   // First of the hooks: a request without a session key is counted before anything else; the tier
   // guard counts the others against their session (valid key) or address (see rate-limit.ts).
   await app.register(rateLimits, {
     limits: config.rateLimit,
+    perBackendMax: config.backends.perBackendMax,
     redisUrl: config.redisUrl,
     onRefused: (limit) => metrics.rateLimitRefusal(limit),
   })
@@ -119,6 +122,11 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
 
   await app.register(async (routes) => sessionRoutes(routes, { sessions, messenger }))
   await app.register(async (routes) => accessRoutes(routes, services))
+  // Unset BACKEND_CREDENTIALS: no route, so POST /introspect is an unknown endpoint.
+  if (config.backends.credentials.size > 0) {
+    const { credentials } = config.backends
+    await app.register(async (routes) => introspectionRoutes(routes, { sessions, credentials }))
+  }
 
   await app.register(async (routes) =>
     universityRoutes(routes, {

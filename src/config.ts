@@ -1,3 +1,4 @@
+import { readBackends } from './config/backends.js'
 import { readBackups } from './config/backups.js'
 import { readConsole } from './config/console.js'
 import { readDatabase } from './config/database.js'
@@ -63,6 +64,7 @@ export function loadConfig(env: Env): Config {
     backups: readBackups(env, problems, database.databaseUrl),
     webhook: readWebhooks(env, problems, production ? productionWebhookEndpoint : null),
     console: readConsole(env, problems),
+    backends: readBackends(env, problems),
   })
   problems.done()
   return config

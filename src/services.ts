@@ -194,6 +194,7 @@ export function createServices(deps: ServicesDeps): Services {
       sandboxApp: config.sandbox.messenger ? SANDBOX_APP : undefined,
     },
     onCall: (answered, seconds) => metrics.providerCall('messenger', answered, seconds),
+    log: log.child({ component: 'messenger' }),
   })
   const mailWorker = createMailWorker({
     db: db.kysely,

@@ -10,4 +10,5 @@ export const campusgate = createCampusgate({
   baseUrl: config.baseUrl,
   appId: config.appId,
   platform: config.sandbox ? withSandboxLogin(wx, config.baseUrl) : wx,
+  backends: [config.forumUrl],
 })

@@ -103,6 +103,16 @@ export interface Config {
     readonly enabled: boolean
     readonly operators: readonly ConsoleOperator[]
   }
+  /** The app's backends that may introspect keys (`POST /introspect`); see config/backends.ts. */
+  readonly backends: BackendsConfig
+}
+
+/** BACKEND_CREDENTIALS (never printed) and RATE_LIMIT_PER_BACKEND. */
+export interface BackendsConfig {
+  /** Backend id → its secret (a Map: the configuration prints no secret as JSON). Empty: `POST /introspect` is not served. */
+  readonly credentials: ReadonlyMap<string, string>
+  /** Introspection requests per window per backend; 0 turns the limit off. */
+  readonly perBackendMax: number
 }
 
 /** One entry of CONSOLE_OPERATORS: a university subject or email address, and its role. */

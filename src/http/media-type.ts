@@ -83,7 +83,10 @@ function wantsVersionedMediaType(config: FastifyContextConfig): boolean {
 
 /**
  * Accept negotiation (406), JSON-only request bodies (415/400/413 via the error handler) and the
- * exact `Content-Type` on every JSON response.
+ * exact `Content-Type` on every JSON response. Routes that speak another protocol opt out with
+ * `versionedMediaType: false`: the sandbox's imitations, the console's pages, and `POST /introspect`,
+ * the one route of the API itself whose answers are `application/json` (RFC 7662 answers so, and
+ * a backend's OAuth library expects it; docs/tier-guard.md, "From another backend").
  */
 export const mediaType = fp(
   function mediaTypePlugin(app: FastifyInstance) {

@@ -16,7 +16,13 @@ type Webhooks = Extract<
 export const openapi = fp(
   async function openapiPlugin(
     app: FastifyInstance,
-    options: { version: string; publicBaseUrl: string; metricsToken: boolean },
+    options: {
+      version: string
+      publicBaseUrl: string
+      metricsToken: boolean
+      /** BACKEND_CREDENTIALS is set: POST /introspect is served, with HTTP Basic. */
+      backendCredentials?: boolean
+    },
   ) {
     await app.register(swagger, {
       // Only an OpenAPI document is ever built here.
@@ -60,6 +66,15 @@ export const openapi = fp(
                     type: 'http',
                     scheme: 'bearer',
                     description: 'The METRICS_TOKEN the operator set.',
+                  },
+                }
+              : {}),
+            ...(options.backendCredentials === true
+              ? {
+                  backendCredentials: {
+                    type: 'http',
+                    scheme: 'basic',
+                    description: 'A backend id and secret of BACKEND_CREDENTIALS.',
                   },
                 }
               : {}),

@@ -25,6 +25,11 @@ declare module 'fastify' {
       sessionId: string | null,
       done: (error?: AppError) => void,
     ): void
+    /**
+     * Counts a `POST /introspect` whose backend credential checked out against that backend's own
+     * limit (RATE_LIMIT_PER_BACKEND), never the address's or the key's. `done` gets the refusal.
+     */
+    countBackend(request: FastifyRequest, backendId: string, done: (error?: AppError) => void): void
   }
   interface FastifyInstance {
     /**
@@ -49,10 +54,12 @@ declare module 'fastify' {
 
 export interface RateLimitOptions {
   limits: RateLimitConfig
+  /** Introspection requests per window per backend (RATE_LIMIT_PER_BACKEND); 0: off. */
+  perBackendMax?: number
   /** Counters shared by all instances in this Redis; in-memory counters when null. */
   redisUrl: string | null
   /** Told of every request a limit refuses, for the metrics. */
-  onRefused?: (limit: 'address' | 'registration' | 'session') => void
+  onRefused?: (limit: 'address' | 'registration' | 'session' | 'backend') => void
 }
 
 /**
@@ -201,11 +208,14 @@ type Limiter = (request: FastifyRequest, key: string, done: (error?: AppError) =
  * valid, so a backend checking many users' keys from one address meets only each key's limit; and
  * against the address when not, so guessing keys is limited like anything else. A request whose
  * key no guard checks (an unguarded route) is counted against its address after routing.
+ * `POST /introspect` counts against the backend its credential names, once that checks out
+ * (docs/tier-guard.md, "From another backend"): the users' keys it asks about and the address it
+ * comes from are not counted.
  */
 export const rateLimits = fp(
   async function rateLimitsPlugin(
     app: FastifyInstance,
-    { limits, redisUrl, onRefused }: RateLimitOptions,
+    { limits, perBackendMax = 0, redisUrl, onRefused }: RateLimitOptions,
   ) {
     const redis = redisUrl === null ? null : connectRedis(redisUrl, app)
 
@@ -215,7 +225,10 @@ export const rateLimits = fp(
      * the plugin's per-call wrapper (its options merged, its hooks' bookkeeping, four awaits)
      * cost more than the count itself.
      */
-    function limiter(max: number, prefix: 'address' | 'sensitive' | 'session'): Limiter {
+    function limiter(
+      max: number,
+      prefix: 'address' | 'sensitive' | 'session' | 'backend',
+    ): Limiter {
       if (max === 0) return (_request, _key, done) => done()
       // Its own counters: in memory, room for many clients before the least recent are forgotten.
       const store = redis === null ? new LocalStore(false, false, 50_000) : redisStore(redis)
@@ -240,6 +253,7 @@ export const rateLimits = fp(
     const countAddress = limiter(limits.globalMax, 'address')
     const countSensitive = limiter(limits.sensitiveMax, 'sensitive')
     const countSession = limiter(limits.perSessionMax, 'session')
+    const countBackend = limiter(perBackendMax, 'backend')
     /** Counts against the request's address, once; `done` as a hook's. */
     const countOnceByAddress = (
       request: FastifyRequest,
@@ -288,6 +302,12 @@ export const rateLimits = fp(
         'campusgate:rate-limit:console-sign-in:',
       ),
     )
+
+    app.decorate('countBackend', function countBackendRequest(request, backendId, done) {
+      if (request.rateLimitCounted) return done()
+      request.rateLimitCounted = true
+      countBackend(request, backendId, done)
+    } satisfies FastifyInstance['countBackend'])
 
     app.decorate('limitSensitive', function limitSensitive(request, _reply, done) {
       countSensitive(request, addressKey(request.ip), done)

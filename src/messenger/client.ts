@@ -1,6 +1,7 @@
+import type { FastifyBaseLogger } from 'fastify'
 import { Agent, request } from 'undici'
 import { AppError } from '../errors.js'
-import { createAppSecrets, type AppSecretsOptions } from './app-secrets.js'
+import { createAppSecrets, SERVER_HELD_PLACEHOLDER, type AppSecretsOptions } from './app-secrets.js'
 import type { MessengerIdentity } from '../sessions/service.js'
 
 export interface MessengerClient {
@@ -23,6 +24,8 @@ export interface MessengerClientOptions {
   appSecrets: AppSecretsOptions
   /** Told of every call: whether the platform answered (no answer or a 5xx is a failure), and how long it took. */
   onCall?: (answered: boolean, seconds: number) => void
+  /** Where a registration refused for the server's own setup says why. */
+  log?: Pick<FastifyBaseLogger, 'warn'>
 }
 
 // WeChat answers HTTP 200 for refusals too; errcode -1 is its "system busy".
@@ -108,6 +111,17 @@ export function createMessengerClient(options: MessengerClientOptions): Messenge
         throw new AppError('failedMessengerAuthentication')
       }
       if (options.allowedAppIds !== null && !options.allowedAppIds.includes(appId)) {
+        throw new AppError('failedMessengerAuthentication')
+      }
+      // The client left the secret to the server, which holds none for this app: the platform
+      // would refuse the placeholder, so it is not asked. The answer stays the wire's 401; the log
+      // says what to fix (typically a move from the sandbox to a real appId).
+      if (appSecret === SERVER_HELD_PLACEHOLDER) {
+        options.log?.warn(
+          { event: 'messenger-secret-missing', appId },
+          `registration refused: the client sent the placeholder ${SERVER_HELD_PLACEHOLDER} and ` +
+            `MESSENGER_APP_SECRETS holds no secret for appId ${appId} (add ${appId}:<AppSecret> to it)`,
+        )
         throw new AppError('failedMessengerAuthentication')
       }
       const url = new URL(endpoint)

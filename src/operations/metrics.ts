@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 export type Provider = 'messenger' | 'university'
 
 /** Which per-address limit refused a request. */
-export type RateLimitName = 'address' | 'registration' | 'session'
+export type RateLimitName = 'address' | 'registration' | 'session' | 'backend'
 
 /** What the outbox looks like at scrape time. */
 export interface OutboxStats {

@@ -18,7 +18,6 @@ export interface SessionRecord {
   touchedAt: number
   /** The `User-Agent` of the registering request; null when it sent none. */
   device: string | null
-  universityLinked: boolean
   /** When the user's university link was made, and the identity it proved. */
   university: {
     linkedAt: number | null
@@ -66,7 +65,6 @@ export function rowToSession(row: SessionRow): SessionRecord {
     expiresAt: row.expires_at,
     touchedAt: row.touched_at,
     device: row.device,
-    universityLinked: row.university_linked_at !== null,
     university: {
       linkedAt: row.university_linked_at,
       subject: row.university_subject,

@@ -2,7 +2,7 @@ import { sql, type CompiledQuery } from 'kysely'
 import type { PostgresDb } from '../db/database.js'
 import { perTurn } from '../db/per-turn.js'
 import { precompiled } from '../db/precompiled.js'
-import { selectSessions, type KeyCheckDriver, type SessionRow } from './rows.js'
+import { selectSessions, sessionByKeyHash, type KeyCheckDriver, type SessionRow } from './rows.js'
 
 /** Bounds the array a batch binds; more key checks in one turn make another batch. */
 export const KEY_CHECK_BATCH_MAX = 64
@@ -54,13 +54,20 @@ const touchesAndMarks = precompiled(
 
 /**
  * PostgreSQL's key check (store.ts). Every statement is a round trip whose fixed cost (the pool,
- * the protocol's messages, two system calls) is most of a key check's, so the key checks of one
- * turn of the event loop are read in one statement (`per-turn.ts`), and the touches that fall due
- * are written in one more. Both run on the pool as named statements, outside Kysely.
+ * the protocol's messages, two system calls) is most of a key check's, so the key checks that
+ * arrive in one turn of the event loop are read in one statement (`per-turn.ts`), and the touches
+ * that fall due are written in one more (a key check's read is never a write: docs/performance.md).
+ * Both run on the pool as named statements, outside Kysely.
  */
 export function createPostgresKeyChecks(db: PostgresDb): KeyCheckDriver {
   const { kysely } = db
   const read = perTurn<string, SessionRow | undefined>(async (keyHashes) => {
+    if (keyHashes.length === 1) {
+      // Alone in its turn, as most are while the pool has a connection for each request: the
+      // key check's own statement, SQLite's too, without an array to bind and unnest.
+      const { sql: text, parameters } = sessionByKeyHash.bind(kysely, keyHashes[0])
+      return [(await db.query<SessionRow>(text, parameters))[0]]
+    }
     const { sql: text, parameters } = sessionsByKeyHashes.bind(kysely, keyHashes)
     const rows = await db.query<SessionRow & { key_hash: string }>(text, parameters)
     const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))

@@ -96,15 +96,18 @@ export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): Sessi
   const driver: KeyCheckDriver =
     db.dialect === 'sqlite' ? createSqliteKeyChecks(db) : createPostgresKeyChecks(db)
   const kysely = db.kysely
-  const touch = perTurn<DueTouch, boolean>(async (batch) => {
-    // Two key checks of one session in one turn: the first writes the touch, the second would
-    // find it already written.
-    const seen = new Set<string>()
-    const touches = batch.filter((due) => !seen.has(due.sessionId) && seen.add(due.sessionId))
+  /** The turn's touches, each answered with the expiry written for its session, or null. */
+  const touch = perTurn<DueTouch, number | null>(async (batch) => {
+    // Two key checks of one session in one turn write one touch, the first's, and both report it.
+    const first = new Map<string, DueTouch>()
+    for (const due of batch) if (!first.has(due.sessionId)) first.set(due.sessionId, due)
+    const touches = [...first.values()]
     const written = await driver.writeTouches(touches).catch(asError)
     if (written instanceof Error) return batch.map(() => written)
-    const wrote = new Map(touches.map((due, i) => [due, written[i]]))
-    return batch.map((due) => wrote.get(due) ?? false)
+    const expiries = new Map(
+      touches.map((due, i) => [due.sessionId, written[i] === true ? due.touch.expiresAt : null]),
+    )
+    return batch.map((due) => expiries.get(due.sessionId) ?? null)
   }, TOUCH_BATCH_MAX)
 
   return {
@@ -117,8 +120,8 @@ export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): Sessi
       const due = touchAt(rule, record, now)
       if (due === null) return { record, now, live: true, touchedTo: null }
       try {
-        const written = await touch({ sessionId: record.id, userId: record.userId, touch: due })
-        return { record, now, live: true, touchedTo: written ? due.expiresAt : null }
+        const touchedTo = await touch({ sessionId: record.id, userId: record.userId, touch: due })
+        return { record, now, live: true, touchedTo }
       } catch (error) {
         // A database that cannot take a write (a full disk, a read-only standby) still answers
         // the key check: the session keeps its expiry and is touched on a later request.

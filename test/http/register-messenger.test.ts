@@ -374,6 +374,28 @@ describe('POST /register/messenger with server-held secrets (issue 37)', () => {
     })
   })
 
+  it('refuses the placeholder for an app it holds no secret of, and logs why (issue 47)', async () => {
+    await withService(
+      { MESSENGER_APP_SECRETS: 'wx-app:held-secret-5150' },
+      async (register, logs) => {
+        const response = await register({ appId: 'wx-real', appSecret: 'server-held', code: 'c' })
+        assert.equal(response.status, 401)
+        assert.deepEqual(response.body, { error: '@unauthorized/failed-messenger-authentication' })
+        assert.equal(received.length, 0, 'the platform is not asked with the placeholder')
+        const lines = logs()
+          .split('\n')
+          .filter((line) => line.includes('"messenger-secret-missing"'))
+          .map((line) => JSON.parse(line) as { level: number; appId: string; msg: string })
+        assert.equal(lines.length, 1)
+        assert.equal(lines[0].level, 40)
+        assert.equal(lines[0].appId, 'wx-real')
+        assert.match(lines[0].msg, /MESSENGER_APP_SECRETS/)
+        assert.match(lines[0].msg, /wx-real/)
+        assert.ok(!logs().includes('held-secret-5150'), 'no secret in the log')
+      },
+    )
+  })
+
   it('logs neither the held secret nor what the client sent in its place', async () => {
     await withService(
       { MESSENGER_APP_SECRETS: 'wx-app:held-secret-5150', LOG_LEVEL: 'trace' },

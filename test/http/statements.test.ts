@@ -42,7 +42,9 @@ function countingQueries(
     db: {
       ...db,
       query: <Row>(text: string, parameters: readonly unknown[]) => {
-        batches.push([...(parameters.find(Array.isArray) as string[])])
+        // A batch binds its keys as one array; a key check alone in its turn binds its key.
+        const keys = parameters.find(Array.isArray) as string[] | undefined
+        batches.push(keys === undefined ? [parameters[0] as string] : [...keys])
         if (options.failFirst === true && batches.length === 1) {
           return Promise.reject(new Error('connection terminated'))
         }
@@ -92,7 +94,6 @@ describe('precompiled queries and statement caches', () => {
     expiresAt: 5_000,
     touchedAt: 1_000,
     device: 'Test/1.0',
-    universityLinked: false,
     university: { linkedAt: null, subject: null, email: null, name: null, isStudent: null },
   }
 
@@ -191,6 +192,25 @@ describe('precompiled queries and statement caches', () => {
       assert.deepEqual(marks, [])
     } finally {
       await readOnly?.kysely.destroy()
+      await db.kysely
+        .updateTable('sessions')
+        .set({ expires_at: 5_000, touched_at: 1_000 })
+        .where('id', '=', 's1')
+        .execute()
+    }
+  })
+
+  it('two key checks of one session due a touch in one turn write one touch, and both report it', async () => {
+    const due: TouchRule = { ttlMs: 10_000, intervalMs: 100, maxAgeMs: null }
+    let now = 1_500
+    const store = createSessionStore(db, due, { now: () => new Date((now += 1)) })
+    try {
+      const [a, b] = await Promise.all([store.check('h1'), store.check('h1')])
+      assert.equal(a?.touchedTo, 11_501)
+      assert.equal(b?.touchedTo, 11_501)
+      const { rows } = await sessionByKeyHash(db.kysely, 'h1')
+      assert.deepEqual([rows[0]?.expires_at, rows[0]?.touched_at], [11_501, 1_501])
+    } finally {
       await db.kysely
         .updateTable('sessions')
         .set({ expires_at: 5_000, touched_at: 1_000 })

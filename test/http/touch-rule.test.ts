@@ -5,11 +5,12 @@ import { generateSecret, hashSecret } from '../../src/lib/secrets.js'
 import { TestClock } from '../helpers/clock.js'
 import { call, startService, type RunningService } from '../helpers/service.js'
 
-// SPEC "Sessions": a key check writes the sliding validity back at most once per touch interval,
-// and on the first use of a UTC day whatever the interval (marking the user active), never past
-// SESSION_MAX_AGE. SQLite decides this in the service and PostgreSQL in the key check's own
-// statement (sessions/store.ts); both are held here to one oracle, written from SPEC alone, over
-// generated session states, through GET /session.
+// docs/sessions.md, "Validity": a key check writes the sliding validity back at most once per
+// touch interval, and on the first use of a UTC day whatever the interval (marking the user
+// active), never past SESSION_MAX_AGE. The rule is decided once (sessions/touch-rule.ts) and each
+// database's store writes what it decided (sessions/store-sqlite.ts, store-postgres.ts); both are
+// held here to one oracle, written from the docs alone, over generated session states, through
+// GET /session (this file runs on SQLite and on PostgreSQL).
 
 const SECOND = 1_000
 const MINUTE = 60 * SECOND
@@ -28,7 +29,7 @@ interface State {
   touchedAt: number
 }
 
-/** What SPEC says a key check at `now` does to a session in `state`. */
+/** What docs/sessions.md says a key check at `now` does to a session in `state`. */
 function oracle(rule: Rule, state: State, now: number) {
   const end = rule.maxAge === null ? Infinity : state.createdAt + rule.maxAge
   if (state.expiresAt <= now || end <= now) return { live: false as const }
@@ -130,7 +131,7 @@ for (const { env, rule } of RULES) {
       return { key, userId, sessionId }
     }
 
-    it('GET /session writes back, reports and marks the day exactly as SPEC says', async () => {
+    it('GET /session writes back, reports and marks the day exactly as docs/sessions.md says', async () => {
       await fc.assert(
         fc.asyncProperty(cases, async ({ now, state }) => {
           const { key, userId, sessionId } = await seed(state)

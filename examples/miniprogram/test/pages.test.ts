@@ -2,13 +2,18 @@
 // `wx` is the kit's test stand-in (real HTTP to a running campusgate in sandbox mode), and the
 // test taps the buttons by calling the handlers the WXML binds.
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startService, type RunningService } from '../../../test/helpers/service.js'
+import { freePort, startService, type RunningService } from '../../../test/helpers/service.js'
 import { startSmtpSink, type SmtpSink } from '../../../test/helpers/smtp-sink.js'
 import { createWx, type TestPlatform } from '../../../packages/miniprogram/test/platforms.js'
 import { confirmByEmail } from '../../../packages/miniprogram/test/university.js'
+import { createForum, type Forum } from '../../forum/src/forum.js'
 
 type PageOptions = Record<string, unknown> & { data: Record<string, unknown> }
 /** A page instance as the framework makes one: its options, its own data and setData. */
@@ -65,22 +70,48 @@ function open(path: string): PageInstance {
   return page
 }
 
-describe('the example mini-program against the running campusgate', () => {
+describe('the example mini-program against the running campusgate and forum', () => {
   let service: RunningService
   let smtp: SmtpSink
+  let forum: Forum
+  let forumServer: Server
+  let forumUrl: string
   let users = 0
 
   before(async () => {
     smtp = await startSmtpSink()
-    service = await startService({ SMTP_URL: smtp.url })
-    // The example's config names npm start's address; the test's campusgate listens elsewhere.
+    // The forum of examples/forum, guarded by campusgate-node, as docs/building-the-app.md has it.
+    const port = await freePort()
+    const backend = { id: 'forum', secret: randomBytes(24).toString('base64url') }
+    const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`
+    forum = createForum({
+      campusgateUrl: `http://127.0.0.1:${port}`,
+      credentials: backend,
+      webhookSecret,
+      log: () => undefined,
+    })
+    forumServer = forum.app.listen(0, '127.0.0.1')
+    await once(forumServer, 'listening')
+    forumUrl = `http://127.0.0.1:${(forumServer.address() as AddressInfo).port}`
+    service = await startService({
+      PORT: String(port),
+      SMTP_URL: smtp.url,
+      BACKEND_CREDENTIALS: `${backend.id}:${backend.secret}`,
+      WEBHOOK_URL: `${forumUrl}/campusgate/events`,
+      WEBHOOK_SECRET: webhookSecret,
+    })
+    // The example's config names npm start's addresses; the test's listen elsewhere.
     const { config } = await import('../config.js')
     config.baseUrl = service.url
+    config.forumUrl = forumUrl
     await load('pages/index/index')
     await load('pages/university/university')
+    await load('pages/forum/forum')
   })
   after(async () => {
     await service.close()
+    await new Promise((resolve) => forumServer.close(resolve))
+    await forum.close()
     await smtp.stop()
   })
 
@@ -97,7 +128,7 @@ describe('the example mini-program against the running campusgate', () => {
   const openId = (): string => phone.storage.get('campusgate.sandboxOpenId') as string
 
   it('has a handler for every event its WXML binds', async () => {
-    for (const path of ['pages/index/index', 'pages/university/university']) {
+    for (const path of ['pages/index/index', 'pages/university/university', 'pages/forum/forum']) {
       const wxml = await readFile(new URL(`../${path}.wxml`, import.meta.url), 'utf8')
       for (const [, handler] of wxml.matchAll(/\bbind\w+="(\w+)"/g)) {
         assert.equal(typeof pages.get(path)?.[handler], 'function', `${path}: ${handler}`)
@@ -172,6 +203,80 @@ describe('the example mini-program against the running campusgate', () => {
     assert.equal(university.data.name, '')
     assert.deepEqual(shown.toasts, ['Confirm your university email first'])
     assert.equal(shown.navigatedBack, 1)
+  })
+
+  /** Calls `step` until `done()` holds, for up to five seconds (an event on its way to the forum). */
+  async function until(step: () => Promise<void>, done: () => boolean): Promise<void> {
+    const deadline = Date.now() + 5_000
+    await step()
+    while (!done() && Date.now() < deadline) {
+      await sleep(100)
+      await step()
+    }
+  }
+
+  it('posts on the forum through the kit, and opens the campus board at tier 2', async () => {
+    const index = open('pages/index/index')
+    await index.onShow()
+    const board = open('pages/forum/forum')
+    board.onLoad()
+    await board.onShow()
+    assert.equal(board.data.message, '')
+    assert.equal(board.data.campusOpen, false, 'tier 1: the campus board is closed')
+    board.onTextInput({ detail: { value: 'hello from the example' } })
+    await board.post()
+    assert.equal(board.data.message, 'Posted.')
+    const posts = board.data.posts as { author: string; text: string }[]
+    const mine = posts.find((post) => post.author === openId())
+    assert.equal(mine?.text, 'hello from the example')
+    // The forum got the key campusgate issued, and nothing else did.
+    const key = phone.storage.get('campusgate.sessionKey')
+    const withKey = phone.sent.filter((sent) => sent.header.Authorization === key)
+    assert.ok(withKey.some((sent) => sent.url.startsWith(forumUrl)))
+    assert.ok(
+      withKey.every((sent) => sent.url.startsWith(forumUrl) || sent.url.startsWith(service.url)),
+    )
+    assert.equal(
+      paths().filter((path) => path === 'POST /register/messenger').length,
+      1,
+      'the forum took the key campusgate issued: no second sign-in',
+    )
+
+    const email = `${openId()}@example.edu`
+    index.onEmailInput({ detail: { value: email } })
+    const asked = index.askConfirmation()
+    await confirmByEmail(service, smtp, openId(), email)
+    await asked
+    // university.linked reaches the forum, which forgets what it believed of the key.
+    await until(
+      () => board.onShow() as Promise<void>,
+      () => board.data.campusOpen === true,
+    )
+    assert.equal(board.data.campusOpen, true)
+    board.onTextInput({ detail: { value: 'for members' } })
+    await board.postToCampus()
+    assert.equal(board.data.campusPosts[0]?.text, 'for members')
+    board.onUnload()
+  })
+
+  it('tells the user when a refused key made the kit sign in again', async () => {
+    const board = open('pages/forum/forum')
+    board.onLoad()
+    await board.onShow()
+    const key = phone.storage.get('campusgate.sessionKey') as string
+    // Signed out elsewhere (the user's own curl, another page of a web app).
+    const ended = await fetch(`${service.url}/logout`, {
+      method: 'POST',
+      headers: { authorization: key },
+    })
+    assert.equal(ended.status, 200)
+    await until(
+      () => board.refresh() as Promise<void>,
+      () => board.data.message !== '',
+    )
+    assert.match(board.data.message, /signed out and has signed in again \(messenger-registered\)/)
+    assert.notEqual(phone.storage.get('campusgate.sessionKey'), key)
+    board.onUnload()
   })
 
   it('signs out and erases through the buttons', async () => {

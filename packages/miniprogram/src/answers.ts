@@ -32,15 +32,20 @@ export function isSuccess(response: Response): boolean {
   return response.statusCode >= 200 && response.statusCode < 300
 }
 
-export function ok(response: Response): Response {
-  if (isSuccess(response)) return response
-  throw new CampusgateError(
+/** The CampusgateError an answer that is not a 2xx stands for. */
+export function failureOf(response: Response): CampusgateError {
+  return new CampusgateError(
     response.statusCode,
     errorCode(response) ?? `@http/${response.statusCode}`,
     undefined,
     response.data,
     retryAfterSeconds(response.header) ?? undefined,
   )
+}
+
+export function ok(response: Response): Response {
+  if (isSuccess(response)) return response
+  throw failureOf(response)
 }
 
 /** `Retry-After` in seconds (a number or an HTTP date), or null when absent or unreadable. */

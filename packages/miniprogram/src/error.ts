@@ -38,3 +38,8 @@ export const STORAGE_FAILED = '@client/storage-failed'
 export const TIMED_OUT = '@client/timed-out'
 /** `waitForTier`'s signal aborted the wait. */
 export const ABORTED = '@client/aborted'
+/**
+ * `request()` was given a URL that is neither a path under `baseUrl` nor under one of the
+ * `backends`: nothing was sent, so the session key went nowhere.
+ */
+export const URL_NOT_ALLOWED = '@client/url-not-allowed'

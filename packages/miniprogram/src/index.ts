@@ -7,9 +7,11 @@ import {
   STORAGE_FAILED,
   TIMED_OUT,
   UNEXPECTED_ANSWER,
+  URL_NOT_ALLOWED,
 } from './error.js'
 import {
   errorCode,
+  failureOf,
   handled,
   isSuccess,
   ok,
@@ -17,7 +19,12 @@ import {
   wire,
   type Response,
 } from './answers.js'
-import { createKeyStore } from './key-store.js'
+import {
+  createKeyStore,
+  type SessionChange,
+  type SessionChangeReason,
+  type SignedIn,
+} from './key-store.js'
 import type { Method, Platform, PlatformRequestOptions, RequestData } from './platform.js'
 import {
   abortable,
@@ -26,15 +33,18 @@ import {
   type WaitOptions,
   type WaitSignal,
 } from './wait-for-tier.js'
+import { backendOrigins, resolveUrl } from './urls.js'
 import {
   MEDIA_TYPE,
   SERVER_HELD,
   TIERS,
   WIRE_ERRORS,
+  type DeviceSession,
   type RegisterMessengerAnswer,
   type RegisterMessengerBody,
   type RegisterUniversityBody,
   type Session,
+  type SessionsAnswer,
   type Tier,
 } from './wire.js'
 
@@ -47,14 +57,19 @@ export {
   STORAGE_FAILED,
   TIMED_OUT,
   UNEXPECTED_ANSWER,
+  URL_NOT_ALLOWED,
 }
 export type { Method, Platform, PlatformRequestOptions, RequestData, Response }
 export { abortable, MEDIA_TYPE, MIN_POLL_INTERVAL_MS, SERVER_HELD, TIERS, WIRE_ERRORS }
 export type {
+  DeviceSession,
   RegisterMessengerAnswer,
   RegisterMessengerBody,
   RegisterUniversityBody,
   Session,
+  SessionChange,
+  SessionChangeReason,
+  SessionsAnswer,
   Tier,
   WaitOptions,
   WaitSignal,
@@ -62,6 +77,12 @@ export type {
 
 /** The longest `Retry-After` a request waits out by itself, in seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 10
+
+/**
+ * A key a renewal issued that is refused again within this many milliseconds is not renewed
+ * again: a backend or gateway that refuses every key cannot make the kit register on every call.
+ */
+export const RENEWAL_GRACE_MS = 30_000
 
 export interface CampusgateOptions {
   /** campusgate's address, e.g. `https://campusgate.example.edu` (a path prefix is kept). */
@@ -76,26 +97,42 @@ export interface CampusgateOptions {
   platform: Platform
   /** Where the session key is kept in platform storage. */
   storageKey?: string
+  /**
+   * The origins of the app's own backends (guarded by campusgate-node), e.g.
+   * `['https://forum.example.edu']`: `request()` sends the key to absolute URLs under these, and
+   * to nothing else but campusgate.
+   */
+  backends?: readonly string[]
 }
 
-/** wx.request's option names; `url` is a path under `baseUrl`, such as `/session`. */
+/** wx.request's option names. */
 export interface RequestOptions {
+  /** A path under `baseUrl` (`/session`), or an absolute URL under one of `backends`. */
   url: string
   method?: Method
   data?: RequestData
   header?: Record<string, string>
   timeout?: number
-  /** `false`: send no session key and never sign in (for campusgate's public routes). */
+  /** `false`: send no session key and never sign in (for public routes). */
   auth?: boolean
 }
 
+export interface LoginOptions {
+  /** Register anew even when the kept key is still live. */
+  fresh?: boolean
+}
+
 export interface Campusgate {
-  /** Platform login, then POST /register/messenger; the key is kept in storage. */
-  login(): Promise<void>
   /**
-   * One call to campusgate with the session key. Signs in first when no key is kept; a key that
-   * ended elsewhere gets one new login and one retry; a 429 with `Retry-After` of at most ten
-   * seconds is waited out once. Resolves for a 2xx, otherwise rejects with a CampusgateError.
+   * The kept key's session when it is still live (checked with GET /session); otherwise, or with
+   * `fresh`, the platform's login and POST /register/messenger, keeping the new key.
+   */
+  login(options?: LoginOptions): Promise<Session>
+  /**
+   * One call with the session key, to campusgate or to one of `backends`. Signs in first when no
+   * key is kept; a key refused with 401 `invalid-session-key` (by campusgate or a backend) gets one
+   * new login and one retry; a 429 with `Retry-After` of at most ten seconds is waited out once.
+   * Resolves for a 2xx, otherwise rejects with a CampusgateError.
    */
   request<T = unknown>(options: RequestOptions): Promise<Response<T>>
   /** GET /session: who the kept key belongs to and its tier. */
@@ -112,9 +149,26 @@ export interface Campusgate {
    * `@client/aborted` when `signal` aborts.
    */
   waitForTier(tier: Tier, options: WaitOptions): Promise<Session>
+  /** GET /sessions: the user's live sessions, one per device; `current` is this one. */
+  sessions(): Promise<DeviceSession[]>
+  /** DELETE /sessions/{id}: ends one of them (this device's own too: the key is then forgotten). */
+  endSession(id: string): Promise<void>
+  /**
+   * Calls `listener` when the kit signs in (`signed-in`), signs in again because its key was
+   * refused (`renewed`: this device was signed out, by a logout elsewhere, an operator, or expiry,
+   * and may have lost its tier), and when a logout or erasure ends the key (`signed-out`,
+   * `erased`). Listeners hear the changes of every instance on the same storageKey. Returns the
+   * function that removes it (call it in `onUnload`).
+   */
+  onSessionChange(listener: (change: SessionChange) => void): () => void
 }
 
 const INVALID_SESSION_KEY = WIRE_ERRORS.invalidSessionKey.code
+
+/** A 401 that says the key is unknown, ended or expired (not a backend's own 401). */
+function refusesKey(response: Response): boolean {
+  return response.statusCode === 401 && errorCode(response) === INVALID_SESSION_KEY
+}
 
 export function createCampusgate(options: CampusgateOptions): Campusgate {
   if ('appSecret' in options) {
@@ -127,7 +181,9 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
   const { appId, platform } = options
   const storageKey = options.storageKey ?? 'campusgate.sessionKey'
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
+  const backends = backendOrigins(options.backends)
   const keys = createKeyStore(platform, storageKey)
+  const { shared } = keys
 
   function platformCode(): Promise<string> {
     return new Promise((resolve, reject) => {
@@ -143,24 +199,34 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     })
   }
 
+  function notAllowed(url: unknown): CampusgateError {
+    return new CampusgateError(
+      0,
+      URL_NOT_ALLOWED,
+      `${JSON.stringify(url)} is neither a path under baseUrl nor under one of backends ` +
+        `(${backends.join(', ') || 'none listed'}): nothing was sent`,
+    )
+  }
+
+  /** Sends one request as it is; resolves with any answer, rejects only when none came. */
   function send(request: RequestOptions, key: string | null): Promise<Response> {
-    if (typeof request.url !== 'string' || !request.url.startsWith('/')) {
-      return Promise.reject(
-        new TypeError('request: url must be a path under baseUrl, like /session'),
-      )
-    }
+    const target = resolveUrl(request.url, baseUrl, backends)
+    if (target === null) return Promise.reject(notAllowed(request.url))
     const header: Record<string, string> = {}
+    let accept: string | null = null
     for (const [name, value] of Object.entries(request.header ?? {})) {
       const lower = name.toLowerCase()
-      if (lower !== 'accept' && lower !== 'authorization') header[name] = value
+      if (lower === 'accept') accept = value
+      else if (lower !== 'authorization') header[name] = value
     }
-    header.Accept = MEDIA_TYPE
+    // campusgate speaks its v1 media type; a backend gets what the caller asked for.
+    header.Accept = target.toCampusgate ? MEDIA_TYPE : (accept ?? 'application/json')
     if (key !== null) header.Authorization = key
     const hasContentType = Object.keys(header).some((name) => name.toLowerCase() === 'content-type')
     if (request.data !== undefined && !hasContentType) header['Content-Type'] = 'application/json'
     return new Promise((resolve, reject) => {
       const call: PlatformRequestOptions = {
-        url: baseUrl + request.url,
+        url: target.url,
         method: request.method ?? 'GET',
         header,
         success: (result) =>
@@ -177,7 +243,31 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     })
   }
 
-  async function register(): Promise<string> {
+  function emit(change: SessionChange): void {
+    for (const listener of [...shared.listeners]) {
+      try {
+        listener(change)
+      } catch {
+        // A listener's failure is the app's; the kit's call goes on.
+      }
+    }
+  }
+
+  /** GET /session with `key` as it is: no sign-in, no retry. */
+  async function readSession(key: string): Promise<Response> {
+    const response = await send({ url: '/session' }, key)
+    if (isSuccess(response) && keys.kept() === key) {
+      const { sessionId } = response.data as { sessionId?: unknown }
+      if (typeof sessionId === 'string') shared.sessionId = sessionId
+    }
+    return response
+  }
+
+  /**
+   * The platform's login, POST /register/messenger and GET /session with the new key; the key is
+   * kept and the listeners hear `reason`. A new key refused at once rejects with that 401.
+   */
+  async function signIn(reason: 'signed-in' | 'renewed'): Promise<SignedIn> {
     const code = await platformCode()
     const response = await send(
       {
@@ -196,22 +286,33 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
         'no sessionKey in the answer: is baseUrl campusgate?',
       )
     }
-    keys.keep(body.sessionKey)
-    return body.sessionKey
+    const key = body.sessionKey
+    keys.keep(key)
+    shared.renewed = reason === 'renewed' ? { key, at: Date.now() } : null
+    let session: Session | null = null
+    const read = await readSession(key).catch(() => null)
+    if (read !== null && refusesKey(read)) {
+      // Ended before it was ever used (another device's registration, say): nothing to keep.
+      keys.forgetIfKept(key)
+      throw failureOf(read)
+    }
+    if (read !== null && isSuccess(read)) session = read.data as Session
+    emit({ reason, session })
+    return { key, session }
   }
 
   /**
    * A key to use instead of `stale`: the login in flight, a key another request already got, or
    * a new login. Requests that fail at once thus share one login.
    */
-  function renew(stale: string | null): Promise<string> {
+  function renew(stale: string | null, reason: 'signed-in' | 'renewed'): Promise<SignedIn> {
     if (keys.pending !== null) return keys.pending
     const kept = keys.kept()
-    if (kept !== null && kept !== stale) return Promise.resolve(kept)
-    const pending = register().then(
-      (key) => {
+    if (kept !== null && kept !== stale) return Promise.resolve({ key: kept, session: null })
+    const pending = signIn(reason).then(
+      (signedIn) => {
         keys.pending = null
-        return key
+        return signedIn
       },
       (error: unknown) => {
         keys.pending = null
@@ -222,15 +323,23 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     return pending
   }
 
+  /** Whether `key` is one a renewal issued so recently that a refusal of it is not renewed. */
+  function renewedJustNow(key: string): boolean {
+    const { renewed } = shared
+    return renewed !== null && renewed.key === key && Date.now() - renewed.at < RENEWAL_GRACE_MS
+  }
+
   async function request<T>(options: RequestOptions): Promise<Response<T>> {
-    let key = options.auth === false ? null : (keys.kept() ?? (await renew(null)))
+    // Before anything: a URL the key must not reach is refused with nothing sent, not even a login.
+    if (resolveUrl(options.url, baseUrl, backends) === null) throw notAllowed(options.url)
+    let key = options.auth === false ? null : (keys.kept() ?? (await renew(null, 'signed-in')).key)
     let response = await send(options, key)
     let signedInAgain = false
     let waited = false
     for (;;) {
-      if (key !== null && !signedInAgain && errorCode(response) === INVALID_SESSION_KEY) {
+      if (key !== null && !signedInAgain && refusesKey(response) && !renewedJustNow(key)) {
         signedInAgain = true
-        key = await renew(key)
+        key = (await renew(key, 'renewed')).key
         response = await send(options, key)
         continue
       }
@@ -248,12 +357,37 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
   }
 
   async function session(): Promise<Session> {
-    return (await request<Session>({ url: '/session' })).data
+    if (keys.kept() === null) {
+      const signedIn = await renew(null, 'signed-in')
+      if (signedIn.session !== null) return signedIn.session
+    }
+    const response = await request<Session>({ url: '/session' })
+    const { sessionId } = response.data as { sessionId?: unknown }
+    if (typeof sessionId === 'string') shared.sessionId = sessionId
+    return response.data
+  }
+
+  /** The key is done with (a logout, an erasure, its session ended): forget it and say so. */
+  function ended(key: string | null, reason: 'signed-out' | 'erased'): void {
+    if (key === null ? keys.kept() === null : keys.kept() !== key) return
+    keys.forget()
+    shared.renewed = null
+    emit({ reason, session: null })
   }
 
   return {
-    async login() {
-      await renew(keys.kept())
+    async login(loginOptions = {}) {
+      const kept = keys.kept()
+      if (loginOptions.fresh !== true && kept !== null) {
+        const response = await readSession(kept)
+        if (isSuccess(response)) return response.data as Session
+        // Anything but "this key has ended" (offline, 429, 5xx) leaves the key as it is.
+        if (!refusesKey(response)) throw failureOf(response)
+      }
+      const reason = kept === null || loginOptions.fresh === true ? 'signed-in' : 'renewed'
+      const signedIn =
+        loginOptions.fresh === true ? await signIn(reason) : await renew(kept, reason)
+      return signedIn.session ?? (await session())
     },
     request,
     session,
@@ -268,7 +402,7 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       const response = await send({ url: '/logout', method: 'POST' }, key)
       // 200 ended the key; 401 says it had already ended elsewhere: either way it is done with.
       // Anything else (no answer, 429, 5xx) leaves it valid, so it is kept.
-      if (response.statusCode === 401 || isSuccess(response)) keys.forgetIfKept(key)
+      if (response.statusCode === 401 || isSuccess(response)) ended(key, 'signed-out')
       if (response.statusCode !== 401) ok(response)
     },
     async erase() {
@@ -276,12 +410,31 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
         await request({ url: '/user', method: 'DELETE' })
       } catch (error) {
         // The kit has signed in again once already: a 401 now means no key of this user works.
-        if (error instanceof CampusgateError && error.status === 401) keys.forget()
+        if (error instanceof CampusgateError && error.status === 401) ended(keys.kept(), 'erased')
         throw error
       }
       // The user is gone, and every key of the user with it.
-      keys.forget()
+      ended(keys.kept(), 'erased')
     },
     waitForTier: (tier, waitOptions) => waitForTier(session, tier, waitOptions),
+
+    async sessions() {
+      const response = await request<SessionsAnswer>({ url: '/sessions' })
+      const listed = response.data.sessions
+      const current = listed.find((device) => device.current)
+      if (current !== undefined) shared.sessionId = current.id
+      return listed
+    },
+    async endSession(id) {
+      if (typeof id !== 'string' || id === '') throw new TypeError('endSession: id is required')
+      const own = id === shared.sessionId ? keys.kept() : null
+      await request({ url: `/sessions/${encodeURIComponent(id)}`, method: 'DELETE' })
+      // This device's own session: its key has ended with it.
+      if (own !== null) ended(own, 'signed-out')
+    },
+    onSessionChange(listener) {
+      shared.listeners.add(listener)
+      return () => void shared.listeners.delete(listener)
+    },
   }
 }

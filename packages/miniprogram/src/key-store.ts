@@ -1,5 +1,21 @@
 import { CampusgateError, STORAGE_FAILED } from './error.js'
 import type { Platform } from './platform.js'
+import type { Session } from './wire.js'
+
+/** Why the kit's session changed: what `onSessionChange` listeners hear. */
+export type SessionChangeReason = 'signed-in' | 'renewed' | 'signed-out' | 'erased'
+
+export interface SessionChange {
+  reason: SessionChangeReason
+  /** The new session (signed in, renewed); null when the key ended, or could not be read. */
+  session: Session | null
+}
+
+/** A sign-in's outcome: the new key, and its session when it could be read. */
+export interface SignedIn {
+  key: string
+  session: Session | null
+}
 
 /**
  * What every kit instance on one platform with one `storageKey` shares: the login in flight, and
@@ -8,9 +24,15 @@ import type { Platform } from './platform.js'
  * would end the first's key.
  */
 interface Shared {
-  pending: Promise<string> | null
+  pending: Promise<SignedIn> | null
   /** A key the platform's storage refused: used instead of storage until a later one is stored. */
   inMemory: string | null
+  /** The key the last renewal issued, and when: refused again soon after, it is not renewed. */
+  renewed: { key: string; at: number } | null
+  /** The id of the kept key's session, once campusgate named it. */
+  sessionId: string | null
+  /** Every instance's `onSessionChange` listeners: a change made by one is a change for all. */
+  listeners: Set<(change: SessionChange) => void>
 }
 
 const shared = new WeakMap<Platform, Map<string, Shared>>()
@@ -23,7 +45,7 @@ function sharedFor(platform: Platform, storageKey: string): Shared {
   }
   let slot = byKey.get(storageKey)
   if (slot === undefined) {
-    slot = { pending: null, inMemory: null }
+    slot = { pending: null, inMemory: null, renewed: null, sessionId: null, listeners: new Set() }
     byKey.set(storageKey, slot)
   }
   return slot
@@ -31,7 +53,9 @@ function sharedFor(platform: Platform, storageKey: string): Shared {
 
 export interface KeyStore {
   /** The one login in flight on this platform and storageKey, whichever instance started it. */
-  pending: Promise<string> | null
+  pending: Promise<SignedIn> | null
+  /** What every instance on this platform and storageKey shares besides the key. */
+  readonly shared: Pick<Shared, 'renewed' | 'sessionId' | 'listeners'>
   /** The kept session key, or null. */
   kept(): string | null
   /** Stores a new key; when storage refuses it, it is kept in memory and `@client/storage-failed` thrown. */
@@ -59,6 +83,7 @@ export function createKeyStore(platform: Platform, storageKey: string): KeyStore
   function forget(): void {
     const onlyInMemory = slot.inMemory !== null
     slot.inMemory = null
+    slot.sessionId = null
     try {
       platform.removeStorageSync(storageKey)
     } catch (cause) {
@@ -74,8 +99,10 @@ export function createKeyStore(platform: Platform, storageKey: string): KeyStore
     set pending(login) {
       slot.pending = login
     },
+    shared: slot,
     kept,
     keep(key) {
+      slot.sessionId = null
       try {
         platform.setStorageSync(storageKey, key)
         slot.inMemory = null

@@ -32,6 +32,23 @@ export interface Session {
  */
 export const SERVER_HELD = 'server-held'
 
+/** One of the user's live sessions (one per device or install), as `GET /sessions` lists it. */
+export interface DeviceSession {
+  id: string
+  createdAt: string
+  lastUsedAt: string
+  expiresAt: string
+  /** The `User-Agent` of the registering request (at most 256 characters); null without one. */
+  device: string | null
+  /** The session of the key this kit holds. */
+  current: boolean
+}
+
+/** What `GET /sessions` answers. */
+export interface SessionsAnswer {
+  sessions: DeviceSession[]
+}
+
 /** What the kit sends to `POST /register/messenger`. */
 export interface RegisterMessengerBody {
   appId: string

@@ -93,9 +93,12 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
 
     it('logs in with a platform code and keeps the key under storageKey', async () => {
       assert.equal(wx.sent.length, 0, 'creating the kit calls nothing')
-      await campusgate.login()
+      const signedIn = await campusgate.login()
       assert.equal(wx.logins, 1)
-      assert.deepEqual(paths(), ['POST /register/messenger'])
+      // A sign-in is the registration and a look at the new key's session, which login() returns.
+      assert.deepEqual(paths(), ['POST /register/messenger', 'GET /session'])
+      assert.equal(signedIn.openId, openId)
+      assert.equal(signedIn.tier, 'messenger-registered')
       const body = JSON.parse(wx.sent[0].body!)
       assert.equal(body.appId, SANDBOX_APP.appId)
       // The placeholder: the AppSecret stays on the server, in MESSENGER_APP_SECRETS.
@@ -184,9 +187,14 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
         const session = await campusgate.session()
         assert.equal(session.openId, openId)
         assert.equal(wx.logins, 2)
-        assert.deepEqual(paths(), ['GET /session', 'POST /register/messenger', 'GET /session'])
+        assert.deepEqual(paths(), [
+          'GET /session',
+          'POST /register/messenger',
+          'GET /session',
+          'GET /session',
+        ])
         assert.notEqual(kept(), old)
-        assert.equal(wx.sent[2].header.Authorization, kept())
+        assert.equal(wx.sent[3].header.Authorization, kept())
       })
     }
 
@@ -198,7 +206,8 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       assert.ok(sessions.every((session) => session.openId === openId))
       assert.equal(wx.logins, 2)
       assert.equal(paths().filter((path) => path === 'POST /register/messenger').length, 1)
-      assert.equal(paths().filter((path) => path === 'GET /session').length, 10)
+      // Five refused, the new key's own look, five retried.
+      assert.equal(paths().filter((path) => path === 'GET /session').length, 11)
       const retried = wx.sent.slice(-5).map((sent) => sent.header.Authorization)
       assert.deepEqual(retried, Array(5).fill(kept()))
     })
@@ -226,7 +235,7 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       const retried = wx.sent.filter((sent) => sent.header.Authorization === kept())
       assert.deepEqual(
         retried.map((sent) => sent.statusCode),
-        [200, 200, 200, 200],
+        [200, 200, 200, 200, 200],
       )
     })
 
@@ -311,7 +320,8 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       assert.equal(unreachable.status, 0)
       assert.equal(unreachable.code, NETWORK_FAILED)
       assert.equal(NETWORK_FAILED, '@client/network-failed', 'the code SPEC.md names')
-      await assert.rejects(campusgate.request({ url: 'session' }), TypeError)
+      const relative = await rejection(campusgate.request({ url: 'session' }))
+      assert.equal(relative.code, '@client/url-not-allowed')
     })
 
     it('rejects with storage-failed when the key cannot be stored, and keeps using it', async () => {
@@ -356,8 +366,8 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       await campusgate.logout()
       assert.equal(wx.storage.has(KEY), false)
       assert.equal(await statusOf(key), 401)
-      assert.deepEqual(paths(), ['POST /register/messenger', 'POST /logout'])
-      assert.equal(wx.sent[1].header.Authorization, key)
+      assert.deepEqual(paths(), ['POST /register/messenger', 'GET /session', 'POST /logout'])
+      assert.equal(wx.sent[2].header.Authorization, key)
 
       // A key already ended elsewhere is logged out all the same.
       await campusgate.login()
@@ -402,7 +412,7 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       const key = kept()
       await campusgate.erase()
       assert.equal(wx.storage.has(KEY), false)
-      assert.deepEqual(paths(), ['POST /register/messenger', 'DELETE /user'])
+      assert.deepEqual(paths(), ['POST /register/messenger', 'GET /session', 'DELETE /user'])
       assert.equal(await statusOf(key), 401)
       const row = await service.db.kysely
         .selectFrom('users')

@@ -5,7 +5,7 @@ import { SANDBOX_APP } from '../../../src/sandbox/routes.js'
 import { startService, type RunningService } from '../../../test/helpers/service.js'
 import { createWx } from './platforms.js'
 
-/** A user whose key may make two requests per window. */
+/** A user whose key may make two requests per window once signed in (the sign-in's look is one). */
 async function limitedUser(service: RunningService, openId: string) {
   const wx = createWx(`${service.url}/_sandbox/messenger`, openId)
   const campusgate = createCampusgate({
@@ -22,7 +22,7 @@ describe('campusgate-miniprogram and 429', () => {
   describe('a Retry-After of at most ten seconds', () => {
     let service: RunningService
     before(async () => {
-      service = await startService({ RATE_LIMIT_PER_SESSION: '2', RATE_LIMIT_WINDOW: '2s' })
+      service = await startService({ RATE_LIMIT_PER_SESSION: '3', RATE_LIMIT_WINDOW: '2s' })
     })
     after(() => service.close())
 
@@ -49,7 +49,7 @@ describe('campusgate-miniprogram and 429', () => {
   describe('a longer Retry-After', () => {
     let service: RunningService
     before(async () => {
-      service = await startService({ RATE_LIMIT_PER_SESSION: '2', RATE_LIMIT_WINDOW: '1m' })
+      service = await startService({ RATE_LIMIT_PER_SESSION: '3', RATE_LIMIT_WINDOW: '1m' })
     })
     after(() => service.close())
 

@@ -8,7 +8,8 @@ import { MEDIA_TYPE, TIERS, WIRE_ERRORS } from 'campusgate-miniprogram'
 import { call, startService, type RunningService } from '../../../test/helpers/service.js'
 
 type Schema = {
-  type?: string
+  type?: string | string[]
+  items?: Schema
   enum?: string[]
   required?: string[]
   properties?: Record<string, Schema>
@@ -28,6 +29,12 @@ type Shape =
 
 function schemaShape(schema: Schema): Shape {
   if (schema.enum !== undefined) return { enum: [...schema.enum].sort() }
+  // `[type, 'null']`: compared as the type (the declarations' nulls are set aside the same way).
+  if (Array.isArray(schema.type)) {
+    const types = schema.type.filter((type) => type !== 'null')
+    assert.equal(types.length, 1, `one type besides null: ${JSON.stringify(schema)}`)
+    return schemaShape({ ...schema, type: types[0] })
+  }
   if (schema.type === 'string' || schema.type === 'boolean') return schema.type
   assert.equal(schema.type, 'object', `a schema the kit can copy: ${JSON.stringify(schema)}`)
   const required = new Set(schema.required ?? [])
@@ -108,6 +115,8 @@ describe("the mini-program kit's copy of the wire against campusgate's OpenAPI d
       ['post', '/register/university', 200],
       ['post', '/logout', 200],
       ['delete', '/user', 200],
+      ['get', '/sessions', 200],
+      ['delete', '/sessions/{id}', 200],
     ] as const) {
       assert.deepEqual(Object.keys(answer(operation(method, path), status)), [MEDIA_TYPE])
     }
@@ -135,5 +144,19 @@ describe("the mini-program kit's copy of the wire against campusgate's OpenAPI d
     assert.deepEqual(declared('RegisterMessengerAnswer'), schemaShape(registered))
     const university = operation('post', '/register/university')
     assert.deepEqual(declared('RegisterUniversityBody'), schemaShape(requestSchema(university)))
+  })
+
+  it("declares a device's session as GET /sessions lists it (issue 47)", () => {
+    const listed = answer(operation('get', '/sessions'), 200)[MEDIA_TYPE].schema
+    assert.deepEqual(listed.required, ['sessions'])
+    assert.deepEqual(declared('DeviceSession'), schemaShape(listed.properties!.sessions.items!))
+    for (const [method, path] of [
+      ['get', '/sessions'],
+      ['delete', '/sessions/{id}'],
+    ] as const) {
+      assert.deepEqual(Object.keys(answer(operation(method, path), 200)), [MEDIA_TYPE])
+    }
+    const unknown = answer(operation('delete', '/sessions/{id}'), 404)[MEDIA_TYPE].schema
+    assert.ok(unknown.properties?.error?.enum?.includes('@not-found/unknown-session'))
   })
 })

@@ -8,7 +8,7 @@ import {
   isCheckFailure,
   type CheckFailure,
 } from './errors.js'
-import { isSession, type Session } from './session.js'
+import { isSession, sessionFromIntrospection, type Session } from './session.js'
 
 export {
   CampusgateConfigurationError,
@@ -24,6 +24,12 @@ export interface ClientOptions {
   timeoutMs?: number
   /** Remember checked keys for a while. Off by default, so a logout is seen at once. */
   cache?: CacheOptions
+  /**
+   * This backend's id and secret in campusgate's BACKEND_CREDENTIALS. Given, keys are checked with
+   * `POST /introspect` (RFC 7662): the checks count against this backend's own rate limit, not the
+   * user's key's. Without them, with `GET /session`, which spends the key's own budget.
+   */
+  credentials?: { id: string; secret: string }
   /** The most connections the pool keeps open to campusgate. */
   connections?: number
   /**
@@ -36,7 +42,10 @@ export interface ClientOptions {
 }
 
 export interface Client {
-  /** GET /session: the session behind `key`, or null for a key campusgate does not know (any more). */
+  /**
+   * The session behind `key` (`POST /introspect` with `credentials`, else `GET /session`), or null
+   * for a key campusgate does not know (any more).
+   */
   session(key: string): Promise<Session | null>
   /** Forgets the cached keys of one user (the webhook handler calls it on that user's events). */
   forgetUser(openId: string): void
@@ -55,9 +64,11 @@ const MAX_ANSWER_BYTES = 64 * 1024
 
 export function createClient(options: ClientOptions): Client {
   const base = new URL(options.baseUrl)
-  const path = `${base.pathname.replace(/\/+$/, '')}/session`
+  const prefix = base.pathname.replace(/\/+$/, '')
+  const introspection = options.credentials === undefined ? null : basicAuth(options.credentials)
+  const path = introspection === null ? `${prefix}/session` : `${prefix}/introspect`
   // Named in errors without any user:password the address may carry.
-  const where = `GET ${base.origin}${path}`
+  const where = `${introspection === null ? 'GET' : 'POST'} ${base.origin}${path}`
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   if (!(timeoutMs > 0)) throw new TypeError('timeoutMs must be > 0')
   // One pool of kept-alive connections: a check is one request on an open connection. undici's
@@ -80,12 +91,21 @@ export function createClient(options: ClientOptions): Client {
     const signal = AbortSignal.timeout(timeoutMs)
     let response: Awaited<ReturnType<Pool['request']>>
     try {
-      response = await pool.request({
-        path,
-        method: 'GET',
-        headers: { accept: MEDIA_TYPE, authorization: key },
-        signal,
-      })
+      response = await pool.request(
+        introspection === null
+          ? { path, method: 'GET', headers: { accept: MEDIA_TYPE, authorization: key }, signal }
+          : {
+              path,
+              method: 'POST',
+              headers: {
+                accept: 'application/json',
+                authorization: introspection,
+                'content-type': 'application/x-www-form-urlencoded',
+              },
+              body: new URLSearchParams({ token: key }).toString(),
+              signal,
+            },
+      )
     } catch (error) {
       throw new SessionServiceUnavailableError(`${where} did not answer the key check`, {
         cause: error,
@@ -108,22 +128,30 @@ export function createClient(options: ClientOptions): Client {
       })
     }
     if (statusCode === 200) return sessionFrom(headers['content-type'], text)
+    if (statusCode === 401 && introspection !== null) {
+      throw new CampusgateConfigurationError(
+        `${where} refused this backend's credentials (401 invalid_client): ` +
+          `are credentials an id:secret of campusgate's BACKEND_CREDENTIALS?`,
+      )
+    }
     if (statusCode === 401) return null
     if (statusCode === 429) {
       const retryAfter = Number(headers['retry-after'])
       throw new RateLimitedError(Number.isInteger(retryAfter) && retryAfter >= 0 ? retryAfter : 1)
     }
-    // campusgate answers GET /session with 200, 401, 429 or an outage status; a 404 or a
-    // redirect comes from something else at that address.
-    if (statusCode === 404 || (statusCode >= 300 && statusCode < 400)) {
+    // campusgate answers a check with 200, 401, 429 or an outage status; a 404 or a redirect comes
+    // from something else at that address (or a campusgate without BACKEND_CREDENTIALS), and a
+    // 400 from introspection means the kit and campusgate disagree.
+    if (statusCode === 404 || statusCode === 400 || (statusCode >= 300 && statusCode < 400)) {
       throw new CampusgateConfigurationError(
-        `${where} answered ${statusCode}: is baseUrl campusgate's address?`,
+        `${where} answered ${statusCode}: is baseUrl campusgate's address` +
+          (introspection === null ? '?' : ', and BACKEND_CREDENTIALS set there?'),
       )
     }
     throw new SessionServiceUnavailableError(`${where} answered the key check with ${statusCode}`)
   }
 
-  function sessionFrom(contentType: string | string[] | undefined, text: string): Session {
+  function sessionFrom(contentType: string | string[] | undefined, text: string): Session | null {
     const mediaType = String(contentType ?? '')
       .split(';')[0]
       .trim()
@@ -134,7 +162,12 @@ export function createClient(options: ClientOptions): Client {
     } catch {
       // Left undefined: reported below as what it is.
     }
-    if (mediaType === MEDIA_TYPE && isSession(parsed)) return parsed
+    if (introspection === null) {
+      if (mediaType === MEDIA_TYPE && isSession(parsed)) return parsed
+    } else if (mediaType === 'application/json') {
+      const introspected = sessionFromIntrospection(parsed)
+      if (introspected !== undefined) return introspected
+    }
     throw new CampusgateConfigurationError(
       `${where} answered 200 with ${mediaType || 'no media type'}, not a campusgate session: ` +
         `is baseUrl campusgate's address?`,
@@ -188,4 +221,16 @@ export function createClient(options: ClientOptions): Client {
     },
     close: () => pool.close(),
   }
+}
+
+/**
+ * HTTP Basic for the backend's credentials, each form-encoded first as RFC 6749 §2.3.1 asks (which
+ * changes nothing in an id or secret BACKEND_CREDENTIALS accepts).
+ */
+function basicAuth({ id, secret }: { id: string; secret: string }): string {
+  if (typeof id !== 'string' || id === '' || typeof secret !== 'string' || secret === '') {
+    throw new TypeError('credentials: id and secret are required strings')
+  }
+  const encode = (value: string) => new URLSearchParams({ v: value }).toString().slice(2)
+  return `Basic ${Buffer.from(`${encode(id)}:${encode(secret)}`).toString('base64')}`
 }

@@ -46,8 +46,13 @@ export interface EventData {
   'user.erased': EventIds
 }
 
-/** One lifecycle event as campusgate sends it; `data` is typed for the types campusgate has. */
+/**
+ * One lifecycle event as the handler hands it over: campusgate's body, and `id`, the delivery's
+ * `webhook-id` (the same on every try of the event). `data` is typed for the types campusgate has.
+ */
 export interface WebhookEvent<T extends string = string> {
+  /** The `webhook-id` header: deduplicate on it. */
+  id: string
   type: T
   timestamp: string
   data: T extends EventType ? EventData[T] : EventIds & { [field: string]: unknown }

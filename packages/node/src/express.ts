@@ -1,18 +1,42 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import type { Answer } from './answers.js'
+import express, {
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express'
 import type { Client } from './client.js'
-import { check, type GuardOptions } from './guard.js'
+import { check, refusalOf, type GuardOptions, type Refusal } from './guard.js'
 import { assertTier, type Session, type Tier } from './session.js'
 import { createWebhookReceiver, MAX_EVENT_BYTES, type WebhookOptions } from './webhooks.js'
 
-export type { GuardOptions, Session, Tier, WebhookOptions }
+export type { GuardOptions, Refusal, Session, Tier, WebhookOptions }
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** The caller's session, set by `requireTier`. */
-    campusgate?: Session
+    /** The caller's session, set by `requireTier`; null where no guard ran (as in Fastify). */
+    campusgate: Session | null
   }
+}
+
+// Every Express request has it, null until a guard sets it: the type above is true at run time.
+if (!Object.hasOwn(express.request, 'campusgate')) {
+  Object.defineProperty(express.request, 'campusgate', {
+    value: null,
+    writable: true,
+    configurable: true,
+    enumerable: false,
+  })
+}
+
+/** The guard's options in Express. */
+export interface ExpressGuardOptions extends GuardOptions {
+  /**
+   * Answers a refusal the app's own way instead of the kit (its status, campusgate's code and any
+   * `retryAfter`). It must answer, or throw (passed to `next`); if it returns without having
+   * started an answer, the kit answers as campusgate does.
+   */
+  onRefused?: (refusal: Refusal, req: Request, res: Response) => unknown
 }
 
 function send(
@@ -32,15 +56,22 @@ function send(
 export function requireTier(
   client: Client,
   tier: Tier,
-  options: GuardOptions = {},
+  options: ExpressGuardOptions = {},
 ): RequestHandler {
   assertTier(tier)
+  const { onRefused } = options
   return function campusgateRequireTier(req: Request, res: Response, next: NextFunction): void {
-    check(client, tier, req.headers.authorization, options).then((result) => {
-      if ('answer' in result) return send(res, result.answer satisfies Answer)
-      req.campusgate = result.session
-      next()
-    }, next)
+    check(client, tier, req.headers.authorization, options)
+      .then(async (result) => {
+        if ('session' in result) {
+          req.campusgate = result.session
+          return next()
+        }
+        if (onRefused !== undefined) await onRefused(refusalOf(result.answer), req, res)
+        // Fail closed: a refusal is answered whatever onRefused did.
+        if (!res.headersSent && !res.writableEnded) send(res, result.answer)
+      })
+      .catch(next)
   }
 }
 
@@ -54,7 +85,6 @@ export function webhookHandler(options: WebhookOptions): RequestHandler {
   return function campusgateWebhook(req: Request, res: Response, next: NextFunction): void {
     readBody(req)
       .then(async (raw) => {
-        if (raw === TOO_LARGE) return send(res, json(413, { error: 'event too large' }))
         if (raw === PARSED) return send(res, json(500, { error: NEEDS_RAW_BODY }))
         const answer = await receive(raw, req.headers)
         send(res, json(answer.status, answer.body))
@@ -80,25 +110,25 @@ function json(status: number, body: unknown) {
   return { status, body, headers: { 'content-type': 'application/json' } }
 }
 
-const TOO_LARGE = Symbol('too large')
 const PARSED = Symbol('parsed')
 
-/** The body as it came; TOO_LARGE past MAX_EVENT_BYTES; PARSED when a parser took it. */
-async function readBody(req: Request): Promise<Buffer | string | typeof TOO_LARGE | typeof PARSED> {
+/**
+ * The body as it came (read no further than just past MAX_EVENT_BYTES, which the receiver then
+ * refuses); PARSED when a parser took it.
+ */
+async function readBody(req: Request): Promise<Buffer | string | typeof PARSED> {
   const saved = (req as Request & { rawBody?: unknown }).rawBody
   const parsed: unknown = req.body
   for (const body of [saved, parsed]) {
-    if (Buffer.isBuffer(body) || typeof body === 'string') {
-      return Buffer.byteLength(body) > MAX_EVENT_BYTES ? TOO_LARGE : body
-    }
+    if (Buffer.isBuffer(body) || typeof body === 'string') return body
   }
   if (parsed !== undefined && req.readableEnded) return PARSED
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_EVENT_BYTES) return TOO_LARGE
     chunks.push(chunk)
+    size += chunk.length
+    if (size > MAX_EVENT_BYTES) break
   }
   return Buffer.concat(chunks)
 }

@@ -7,11 +7,25 @@ import type {
   onRequestAsyncHookHandler,
 } from 'fastify'
 import type { Client } from './client.js'
-import { check, type GuardOptions } from './guard.js'
+import { check, refusalOf, type GuardOptions, type Refusal } from './guard.js'
 import { assertTier, type Session, type Tier } from './session.js'
-import { createWebhookReceiver, MAX_EVENT_BYTES, type WebhookOptions } from './webhooks.js'
+import {
+  createWebhookReceiver,
+  MAX_EVENT_BYTES,
+  WebhookRefusedError,
+  type WebhookOptions,
+} from './webhooks.js'
 
-export type { GuardOptions, Session, Tier, WebhookOptions }
+export type { GuardOptions, Refusal, Session, Tier, WebhookOptions }
+
+/** The guard's options in Fastify. */
+export interface FastifyGuardOptions extends GuardOptions {
+  /**
+   * Answers a refusal the app's own way instead of the kit (its status, campusgate's code and any
+   * `retryAfter`). If it returns without having sent an answer, the kit answers as campusgate does.
+   */
+  onRefused?: (refusal: Refusal, request: FastifyRequest, reply: FastifyReply) => unknown
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,7 +57,7 @@ let warnedUndeclared = false
 export function requireTier(
   client: Client,
   tier: Tier,
-  options: GuardOptions = {},
+  options: FastifyGuardOptions = {},
 ): onRequestAsyncHookHandler {
   assertTier(tier)
   return async function campusgateRequireTier(
@@ -61,6 +75,11 @@ export function requireTier(
     }
     const result = await check(client, tier, request.headers.authorization, options)
     if ('answer' in result) {
+      if (options.onRefused !== undefined) {
+        await options.onRefused(refusalOf(result.answer), request, reply)
+        if (reply.sent) return reply
+      }
+      // Fail closed: a refusal is answered whatever onRefused did.
       const { status, headers, body } = result.answer
       // A Buffer, so Fastify adds no charset to the media type.
       return reply
@@ -81,11 +100,26 @@ export function webhookHandler(options: WebhookOptions): FastifyPluginAsync {
   const receive = createWebhookReceiver(options)
   return async function campusgateWebhook(app: FastifyInstance) {
     app.removeAllContentTypeParsers()
+    // One byte over the limit is still read, so that receive() refuses it and reports why.
     app.addContentTypeParser(
       '*',
-      { parseAs: 'buffer', bodyLimit: MAX_EVENT_BYTES },
+      { parseAs: 'buffer', bodyLimit: MAX_EVENT_BYTES + 1 },
       (_r, body, done) => done(null, body),
     )
+    app.setErrorHandler((error, _request, reply) => {
+      if ((error as { code?: unknown }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error
+      const refusal = new WebhookRefusedError(
+        'too-large',
+        413,
+        `event larger than ${MAX_EVENT_BYTES} bytes`,
+      )
+      try {
+        options.onError?.(refusal)
+      } catch {
+        // A failing logger must not change the answer.
+      }
+      return reply.code(413).send({ error: refusal.message })
+    })
     app.post('/', async (request, reply) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
       const answer = await receive(raw, request.headers)

@@ -11,6 +11,26 @@ export interface GuardOptions {
   onError?: (cause: CheckFailure) => void
 }
 
+/** A request the guard turns away: what campusgate would answer, for `onRefused`. */
+export interface Refusal {
+  /** 401, 403, 429 or 503. */
+  status: number
+  /** campusgate's code, e.g. `@forbidden/insufficient-registration-tier`. */
+  error: string
+  /** Seconds to wait before trying again (with 429 and 503). */
+  retryAfter?: number
+}
+
+/** The refusal an answer stands for. */
+export function refusalOf(answer: Answer): Refusal {
+  const retryAfter = Number(answer.headers['retry-after'])
+  return {
+    status: answer.status,
+    error: answer.body.error,
+    ...(Number.isInteger(retryAfter) ? { retryAfter } : {}),
+  }
+}
+
 /**
  * The tier guard's decision for one request, as campusgate's own guard decides it: the session,
  * or the answer to send instead. Fails closed: no answer from campusgate is a 503.

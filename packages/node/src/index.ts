@@ -5,16 +5,22 @@ export {
   SessionServiceUnavailableError,
   type CheckFailure,
 } from './errors.js'
-export type { GuardOptions } from './guard.js'
+export type { GuardOptions, Refusal } from './guard.js'
 export type { CacheOptions } from './cache.js'
 export { ERROR_CODES, MEDIA_TYPE, UNAVAILABLE_RETRY_AFTER_SECONDS } from './answers.js'
 export { TIERS, type Session, type Tier } from './session.js'
 export {
   createWebhookReceiver,
   MAX_EVENT_BYTES,
+  memorySeenStore,
+  SEEN_FOR_MS,
+  TIMESTAMP_TOLERANCE_SECONDS,
+  WebhookRefusedError,
+  type SeenStore,
   type WebhookAnswer,
   type WebhookHandlers,
   type WebhookOptions,
+  type WebhookRefusalReason,
 } from './webhooks.js'
 export {
   EVENT_TYPES,

@@ -51,3 +51,31 @@ export function isSession(value: unknown): value is Session {
     (university === undefined || (typeof university === 'object' && university !== null))
   )
 }
+
+/**
+ * The session in a `POST /introspect` answer (RFC 7662), in `GET /session`'s shape: null for an
+ * inactive key, undefined for an answer that is not campusgate's.
+ */
+export function sessionFromIntrospection(value: unknown): Session | null | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const { active, sid, openId, tier, exp, university } = value as Record<string, unknown>
+  if (active === false) return null
+  if (
+    active !== true ||
+    typeof sid !== 'string' ||
+    typeof openId !== 'string' ||
+    !TIERS.includes(tier as Tier) ||
+    typeof exp !== 'number' ||
+    !Number.isFinite(exp) ||
+    (university !== undefined && (typeof university !== 'object' || university === null))
+  ) {
+    return undefined
+  }
+  return {
+    sessionId: sid,
+    openId,
+    tier: tier as Tier,
+    expiresAt: new Date(exp * 1000).toISOString(),
+    ...(university === undefined ? {} : { university: university as Session['university'] }),
+  }
+}

@@ -11,9 +11,9 @@ export function signedEvent(
   type: string,
   data: Record<string, unknown>,
   at = new Date(),
+  id = `msg_${randomUUID()}`,
 ): { body: string; headers: Record<string, string> } {
   const body = JSON.stringify({ type, timestamp: at.toISOString(), data })
-  const id = `msg_${randomUUID()}`
   return {
     body,
     headers: {

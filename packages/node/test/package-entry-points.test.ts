@@ -15,23 +15,49 @@ const run = promisify(execFile)
 const root = fileURLToPath(new URL('../../../', import.meta.url))
 const tsc = join(root, 'node_modules/typescript/bin/tsc')
 
-/** Uses every entry point; wrong or missing types fail the compile, `any` fails the expect-error. */
+/**
+ * Uses every entry point; wrong or missing types fail the compile, `any` fails the expect-errors.
+ * `req.campusgate` (Express) and `request.campusgate` (Fastify) are one type, `Session | null`.
+ */
 const consumer = `
-import { CampusgateConfigurationError, createClient, type Session } from 'campusgate-node'
+import { CampusgateConfigurationError, createClient, type Session, type WebhookEvent } from 'campusgate-node'
 import { keepRawBody, requireTier as guardExpress, webhookHandler } from 'campusgate-node/express'
 import { campusgatePlugin, requireTier as guardFastify } from 'campusgate-node/fastify'
+import type { Request } from 'express'
+import type { FastifyRequest } from 'fastify'
 
 const client = createClient({
   baseUrl: 'http://127.0.0.1:3000',
+  credentials: { id: 'forum', secret: 'forum-secret' },
   onError: (cause) => {
     const kind: 'unavailable' | 'configuration' = cause.kind
     return kind
   },
 })
 export const checked: Promise<Session | null> = client.session('key')
-export const forExpress = [guardExpress(client, 'university-registered'), webhookHandler({ secret: 'whsec_x' }), keepRawBody]
-export const forFastify = [guardFastify(client, 'messenger-registered'), campusgatePlugin]
+export const forExpress = [
+  guardExpress(client, 'university-registered', {
+    onRefused: (refusal, _req, res) => res.status(refusal.status).json({ why: refusal.error }),
+  }),
+  webhookHandler({
+    secret: 'whsec_x',
+    on: { 'user.erased': (event) => event.id + event.data.userId },
+    onError: (refusal) => refusal.reason,
+  }),
+  keepRawBody,
+]
+export const forFastify = [
+  guardFastify(client, 'messenger-registered', {
+    onRefused: (refusal, _request, reply) => reply.code(refusal.status).send(refusal),
+  }),
+  campusgatePlugin,
+]
 export const isConfiguration = (error: unknown) => error instanceof CampusgateConfigurationError
+
+type Equal<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false
+export const sameInBoth: Equal<Request['campusgate'], FastifyRequest['campusgate']> = true
+export const sessionOrNull: Equal<Request['campusgate'], Session | null> = true
+export const idOfEvent: Equal<WebhookEvent['id'], string> = true
 // @ts-expect-error: a tier the kit does not know
 guardExpress(client, 'admin')
 `
@@ -57,8 +83,20 @@ const SETUPS: Setup[] = [
     compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
   },
   {
+    name: 'node16, a CommonJS app',
+    type: 'commonjs',
+    file: 'index.ts',
+    compilerOptions: { module: 'node16', moduleResolution: 'node16' },
+  },
+  {
     name: 'nodenext, a CommonJS app',
     type: 'commonjs',
+    file: 'index.ts',
+    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
+  },
+  {
+    name: 'nodenext, a .cts file',
+    type: 'module',
     file: 'index.cts',
     compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
   },
@@ -157,6 +195,26 @@ client.session(process.env.KEY).then(async (session) => {
           fastify: ['function', 'function'],
         })
         assert.equal(stderr, '', 'no warning either')
+
+        // The same entry points imported by an ES module app, by name.
+        await writeFile(
+          join(dir, 'app.mjs'),
+          `
+import { createClient } from 'campusgate-node'
+import { requireTier, webhookHandler } from 'campusgate-node/express'
+import { campusgatePlugin } from 'campusgate-node/fastify'
+const client = createClient({ baseUrl: process.env.CAMPUSGATE_URL })
+const session = await client.session(process.env.KEY)
+console.log(JSON.stringify([session.openId, typeof requireTier, typeof webhookHandler, typeof campusgatePlugin]))
+await client.close()
+`,
+        )
+        const imported = await run(process.execPath, [join(dir, 'app.mjs')], {
+          cwd: dir,
+          env: { ...process.env, CAMPUSGATE_URL: service.url, KEY: key },
+        })
+        assert.deepEqual(JSON.parse(imported.stdout), [openId, 'function', 'function', 'function'])
+        assert.equal(imported.stderr, '')
       } finally {
         await rm(dir, { recursive: true, force: true })
       }

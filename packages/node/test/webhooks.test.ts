@@ -3,7 +3,13 @@ import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import express from 'express'
-import { createClient, type Client, type WebhookEvent } from 'campusgate-node'
+import {
+  createClient,
+  memorySeenStore,
+  type Client,
+  type WebhookEvent,
+  type WebhookRefusedError,
+} from 'campusgate-node'
 import { keepRawBody, webhookHandler } from 'campusgate-node/express'
 import { BACKENDS, type Backend } from './apps.js'
 import { deliver, newSecret, signedEvent } from './events.js'
@@ -14,6 +20,9 @@ describe('campusgate-node webhookHandler', () => {
   let client: Client
   const backends: Backend[] = []
   const received: WebhookEvent[] = []
+  const refused: WebhookRefusedError[] = []
+  /** session.started fails this many more times before it is handled. */
+  let failures = 0
 
   before(async () => {
     // No campusgate needed to verify a signature; the client only holds the (unused) cache.
@@ -24,10 +33,15 @@ describe('campusgate-node webhookHandler', () => {
           secret: [secret, rotated],
           on: {
             'user.erased': (event) => void received.push(event),
-            'session.started': () => {
-              throw new Error('the backend failed to handle it')
+            'session.started': (event) => {
+              if (failures > 0) {
+                failures -= 1
+                throw new Error('the backend failed to handle it')
+              }
+              received.push(event)
             },
           },
+          onError: (refusal) => void refused.push(refusal),
         }),
       )
     }
@@ -49,6 +63,8 @@ describe('campusgate-node webhookHandler', () => {
       }
       assert.equal(received.length, 2)
       assert.equal(received[0].type, 'user.erased')
+      assert.match(received[0].id, /^msg_/)
+      assert.notEqual(received[0].id, received[1].id)
       assert.deepEqual(received[0].data, data)
       assert.match(received[0].timestamp, /^\d{4}-\d\d-\d\dT/)
       // A type with no handler is acknowledged.
@@ -56,7 +72,47 @@ describe('campusgate-node webhookHandler', () => {
     }
   })
 
-  it('answers 4xx to a bad, missing or stale signature and to a changed body, and calls nothing', async () => {
+  it('hands over the webhook-id, and acknowledges a duplicate without calling again (issue 47)', async () => {
+    for (const backend of backends) {
+      received.length = 0
+      const url = `${backend.url}/campusgate/events`
+      const event = signedEvent(secret, 'user.erased', data)
+      for (let i = 0; i < 3; i += 1) {
+        assert.deepEqual(await deliver(url, event), { status: 200, body: {} }, backend.name)
+      }
+      assert.equal(received.length, 1, `${backend.name}: one call for three deliveries`)
+      assert.equal(received[0].id, event.headers['webhook-id'])
+      // The same id signed again later (campusgate's next try of the event) is a duplicate too.
+      const again = signedEvent(
+        secret,
+        'user.erased',
+        data,
+        new Date(),
+        event.headers['webhook-id'],
+      )
+      assert.equal((await deliver(url, again)).status, 200)
+      assert.equal(received.length, 1)
+    }
+  })
+
+  it('calls again for a delivery whose handler failed, until one succeeds', async () => {
+    for (const backend of backends) {
+      received.length = 0
+      failures = 2
+      const url = `${backend.url}/campusgate/events`
+      const event = signedEvent(secret, 'session.started', {
+        ...data,
+        sessionId: 's',
+        expiresAt: 'x',
+      })
+      const statuses = []
+      for (let i = 0; i < 4; i += 1) statuses.push((await deliver(url, event)).status)
+      assert.deepEqual(statuses, [500, 500, 200, 200], backend.name)
+      assert.equal(received.length, 1)
+    }
+  })
+
+  it('answers 4xx to a bad, missing or stale signature and to a changed body, calls nothing, and tells onError why (issue 47)', async () => {
     for (const backend of backends) {
       received.length = 0
       const url = `${backend.url}/campusgate/events`
@@ -64,19 +120,38 @@ describe('campusgate-node webhookHandler', () => {
       const changed = signedEvent(secret, 'user.erased', data)
       changed.body = changed.body.replace('open-1', 'open-2')
       const stale = signedEvent(secret, 'user.erased', data, new Date(Date.now() - 10 * 60_000))
+      const ahead = signedEvent(secret, 'user.erased', data, new Date(Date.now() + 7 * 60_000))
       const unsigned = signedEvent(secret, 'user.erased', data)
       delete unsigned.headers['webhook-signature']
-      for (const [what, event] of [
-        ['another secret', wrongSecret],
-        ['a changed body', changed],
-        ['a timestamp ten minutes old', stale],
-        ['no signature', unsigned],
+      const anonymous = signedEvent(secret, 'user.erased', data)
+      delete anonymous.headers['webhook-id']
+      delete anonymous.headers['webhook-timestamp']
+      const notAnEvent = signedEvent(secret, 'user.erased', {})
+      const large = signedEvent(secret, 'user.erased', { ...data, padding: 'x'.repeat(70_000) })
+      for (const [what, event, status, reason, message] of [
+        ['another secret', wrongSecret, 401, 'no-matching-secret', /no secret matches/],
+        ['a changed body', changed, 401, 'no-matching-secret', /no secret matches/],
+        [
+          'a timestamp ten minutes old',
+          stale,
+          401,
+          'timestamp-outside-tolerance',
+          /60[01] s behind/,
+        ],
+        ['a timestamp ahead', ahead, 401, 'timestamp-outside-tolerance', /4(19|20) s ahead/],
+        ['no signature', unsigned, 400, 'missing-headers', /missing webhook-signature$/],
+        ['no id or timestamp', anonymous, 400, 'missing-headers', /webhook-id, webhook-timestamp/],
+        ['a body with no openId', notAnEvent, 400, 'not-an-event', /not a campusgate event/],
+        ['a body over 64 KiB', large, 413, 'too-large', /larger than 65536 bytes/],
       ] as const) {
+        refused.length = 0
         const answer = await deliver(url, event)
-        assert.ok(
-          answer.status >= 400 && answer.status < 500,
-          `${backend.name}, ${what}: ${answer.status}`,
-        )
+        assert.equal(answer.status, status, `${backend.name}, ${what}`)
+        assert.equal(refused.length, 1, `${backend.name}, ${what}: reported once`)
+        assert.equal(refused[0].reason, reason, `${backend.name}, ${what}`)
+        assert.equal(refused[0].status, status)
+        assert.match(refused[0].message, message, `${backend.name}, ${what}`)
+        assert.deepEqual(answer.body, { error: refused[0].message })
       }
       assert.equal(received.length, 0)
     }
@@ -84,11 +159,80 @@ describe('campusgate-node webhookHandler', () => {
 
   it('answers 500 when the handler throws, so campusgate delivers again', async () => {
     for (const backend of backends) {
+      failures = 1
       const answer = await deliver(
         `${backend.url}/campusgate/events`,
         signedEvent(secret, 'session.started', data),
       )
       assert.equal(answer.status, 500, backend.name)
+    }
+  })
+})
+
+describe('campusgate-node webhookHandler in several processes', () => {
+  it('acknowledges a delivery one process handled when it reaches another through a shared seen store', async () => {
+    const secret = newSecret()
+    const shared = memorySeenStore()
+    const calls: string[] = []
+    const seen = {
+      has: async (id: string) => shared.has(id),
+      add: async (id: string, ttlMs: number) => {
+        assert.equal(ttlMs, 24 * 60 * 60 * 1000, 'remembered for 24 hours')
+        shared.add(id, ttlMs)
+      },
+    }
+    const client = createClient({ baseUrl: 'http://127.0.0.1:9' })
+    const processes = await Promise.all(
+      BACKENDS.map((start) =>
+        start(client, {
+          secret,
+          seen,
+          on: { 'user.erased': (event) => void calls.push(event.id) },
+        }),
+      ),
+    )
+    try {
+      const event = signedEvent(secret, 'user.erased', { userId: 'u', openId: 'o' })
+      for (const backend of [...processes, ...processes]) {
+        assert.equal((await deliver(`${backend.url}/campusgate/events`, event)).status, 200)
+      }
+      assert.deepEqual(calls, [event.headers['webhook-id']])
+    } finally {
+      for (const backend of processes) await backend.close()
+      await client.close()
+    }
+  })
+
+  it('without onError, warns once per reason', async () => {
+    const warnings: (Error & { code?: string })[] = []
+    const onWarning = (warning: Error) => warnings.push(warning)
+    process.on('warning', onWarning)
+    const secret = newSecret()
+    const client = createClient({ baseUrl: 'http://127.0.0.1:9' })
+    const backend = await BACKENDS[0](client, { secret })
+    try {
+      const url = `${backend.url}/campusgate/events`
+      const data = { userId: 'u', openId: 'o' }
+      for (let i = 0; i < 3; i += 1) {
+        assert.equal(
+          (await deliver(url, signedEvent(newSecret(), 'user.erased', data))).status,
+          401,
+        )
+      }
+      const stale = signedEvent(secret, 'user.erased', data, new Date(Date.now() - 3_600_000))
+      assert.equal((await deliver(url, stale)).status, 401)
+      await new Promise((resolve) => setImmediate(resolve))
+      const ours = warnings.filter((warning) => warning.code === 'CAMPUSGATE_WEBHOOK_REFUSED')
+      assert.equal(ours.length, 2)
+      assert.match(ours[0].message, /no-matching-secret/)
+      assert.match(
+        ours[1].message,
+        /\(timestamp-outside-tolerance\): webhook-timestamp is 360[01] s behind/,
+      )
+    } finally {
+      process.off('warning', onWarning)
+      await backend.close()
+      await client.close()
     }
   })
 })
@@ -103,7 +247,12 @@ describe('campusgate-node webhookHandler behind a global express.json()', () => 
     app.use(parser)
     app.post(
       '/campusgate/events',
-      webhookHandler({ secret, on: { 'user.erased': (event) => void received.push(event) } }),
+      webhookHandler({
+        secret,
+        on: { 'user.erased': (event) => void received.push(event) },
+        // The changed body's refusal is this test's to assert, not a warning to print.
+        onError: () => undefined,
+      }),
     )
     const server = app.listen(0, '127.0.0.1')
     await once(server, 'listening')

@@ -103,7 +103,8 @@ describe("campusgate-node's wire is campusgate's OpenAPI document", () => {
   let document: Document
 
   before(async () => {
-    service = await startService()
+    // With a backend, so that POST /introspect is served and documented.
+    service = await startService({ BACKEND_CREDENTIALS: 'forum:forum-secret' })
     const response = await fetch(`${service.url}/openapi.json`)
     assert.equal(response.status, 200)
     document = (await response.json()) as Document
@@ -178,5 +179,19 @@ describe("campusgate-node's wire is campusgate's OpenAPI document", () => {
       document.webhooks['university.linked'].post.requestBody.content['application/json'].schema
         .properties!.data.properties!.university
     assertFields(university, UNIVERSITY, 'university.linked data.university')
+  })
+
+  it('reads the POST /introspect answer the document describes, in application/json', () => {
+    const operation = document.paths['/introspect'].post
+    assert.deepEqual(Object.keys(operation.responses['200'].content ?? {}), ['application/json'])
+    const schema = operation.responses['200'].content!['application/json'].schema
+    // What sessionFromIntrospection reads: active, openId, tier, exp and university.
+    const properties = schema.properties!
+    assert.equal(properties.active.type, 'boolean')
+    assert.equal(properties.openId.type, 'string')
+    assert.deepEqual(sorted(properties.tier.enum), sorted(TIERS))
+    assert.equal(properties.exp.type, 'integer')
+    assertFields(properties.university, UNIVERSITY, 'the introspected university')
+    assert.deepEqual(schema.required, ['active'])
   })
 })

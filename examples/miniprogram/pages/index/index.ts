@@ -98,6 +98,10 @@ Page({
     void wx.navigateTo({ url: '/pages/university/university' })
   },
 
+  openForum(): void {
+    void wx.navigateTo({ url: '/pages/forum/forum' })
+  },
+
   async logout(): Promise<void> {
     stopWaiting()
     try {
