@@ -102,6 +102,8 @@ module.exports = {
     { from: { path: mod('accounts/') }, to: { path: STORES } },
     // The touch rule is pure: which sessions are live, and the day a use counts for.
     may('accounts/', 'db/', 'audit/audit', 'sessions/touch-rule'),
+    // The access request's own route (GET /user/data) answers with the API's schemas.
+    may('accounts/access-routes', 'http/'),
     typesFrom('accounts/', 'sessions/service', 'mail/'),
     may('maintenance/', 'lib/', 'db/'),
     { from: { path: mod('maintenance/') }, to: { path: STORES } },
@@ -115,7 +117,7 @@ module.exports = {
     typesFrom('original/', 'audit/audit', 'events/', 'sessions/store'),
     // The console reads through the services and its own read queries, and acts through the
     // services alone (their types only).
-    may('console/', 'lib/', 'db/', 'http/locale', 'audit/audit'),
+    may('console/', 'lib/', 'db/', 'http/locale', 'audit/audit', 'errors'),
     typesFrom(
       'console/',
       'accounts/',

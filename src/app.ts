@@ -1,9 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import { accessRoutes } from './accounts/access-routes.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import type { Cipher } from './lib/encryption.js'
-import { consoleRoutes } from './console/routes.js'
+import { consoleRoutes } from './console/routes/index.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { BODY_LIMIT_BYTES, mediaType } from './http/media-type.js'
 import { openapi } from './http/openapi.js'
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   await app.register(tierGuard, { sessions })
 
   await app.register(async (routes) => sessionRoutes(routes, { sessions, messenger }))
+  await app.register(async (routes) => accessRoutes(routes, services))
   // Unset BACKEND_CREDENTIALS: no route, so POST /introspect is an unknown endpoint.
   if (config.backends.credentials.size > 0) {
     const { credentials } = config.backends

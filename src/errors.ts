@@ -24,6 +24,7 @@ export const ERRORS = {
   invalidSessionKey: { status: 401, code: '@unauthorized/invalid-session-key' },
   missingAuthorizationHeader: { status: 403, code: '@forbidden/missing-authorization-header' },
   insufficientRegistrationTier: { status: 403, code: '@forbidden/insufficient-registration-tier' },
+  operatorRole: { status: 403, code: '@forbidden/operator-role' },
   unknownEndpoint: { status: 404, code: '@not-found/unknown-endpoint' },
   unknownSession: { status: 404, code: '@not-found/unknown-session' },
   unsupportedApiVersion: { status: 406, code: '@not-acceptable/unsupported-api-version' },

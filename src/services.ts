@@ -4,6 +4,7 @@ import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import type { Cipher } from './lib/encryption.js'
 import { createAccountChanges, type AccountChanges } from './accounts/changes.js'
+import { createAccessRequests, type AccessRequests } from './accounts/access.js'
 import { createAccounts, type Accounts } from './accounts/users.js'
 import { createBackupSchedule, type BackupSchedule } from './backup/schedule.js'
 import { createConsoleSessions, type ConsoleSessions } from './console/service.js'
@@ -65,6 +66,8 @@ export interface Services {
   messenger: MessengerClient
   outbox: Outbox
   accounts: Accounts
+  /** The right of access: what campusgate holds about a user, in one document. */
+  access: AccessRequests
   /**
    * The unit of work for every account change (registration, logout, expiry, erasure, revocation,
    * a registration code, an attempt's end, link, unlink, lapse, import): the change, its audit
@@ -287,6 +290,7 @@ export function createServices(deps: ServicesDeps): Services {
     messenger,
     outbox,
     accounts,
+    access: createAccessRequests({ db: db.kysely, clock, audit, sessions }),
     changes,
     mailWorker,
     events,

@@ -6,28 +6,49 @@ import {
   insertAuditEvent,
   insertAuditEvents,
   latestAuditEvents,
+  pageAuditEvents,
   type AuditCursor,
+  type AuditQuery,
 } from './store.js'
+import { offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
 
-/** What the trail records. */
-export type AuditEventType =
-  | 'registration'
-  | 'rotation'
-  | 'university-linked'
-  | 'university-denied'
-  | 'university-failed'
-  | 'university-refused'
-  | 'university-unlinked'
-  | 'logout'
-  | 'expiry'
-  | 'erasure'
-  | 'security-configuration'
-  | 'import'
-  | 'console-sign-in'
-  | 'console-sign-in-refused'
-  | 'console-sign-out'
-  | 'console-revoked'
-  | 'console-action'
+export type { AuditQuery }
+
+/**
+ * What the trail records: each type once, as a key, so the compiler holds every list of types
+ * (the console's filter, its labels) to the whole union.
+ */
+const TYPES = {
+  registration: true,
+  rotation: true,
+  'university-linked': true,
+  'university-denied': true,
+  'university-failed': true,
+  'university-refused': true,
+  'university-unlinked': true,
+  logout: true,
+  expiry: true,
+  erasure: true,
+  'security-configuration': true,
+  import: true,
+  'console-sign-in': true,
+  'console-sign-in-refused': true,
+  'console-sign-out': true,
+  'console-revoked': true,
+  'console-action': true,
+  'console-action-refused': true,
+  'data-export': true,
+} as const satisfies Record<string, true>
+
+export type AuditEventType = keyof typeof TYPES
+
+/** Every type of the trail, in the order above. */
+export const AUDIT_EVENT_TYPES = Object.keys(TYPES) as readonly AuditEventType[]
+
+/** Whether `text` names a type of the trail (a filter from a query string). */
+export function isAuditEventType(text: string): text is AuditEventType {
+  return Object.hasOwn(TYPES, text)
+}
 
 /** Where a change came from: an API request (with its client address), the CLI, or the service itself. */
 export interface Origin {
@@ -58,8 +79,10 @@ export interface Audit {
   recordAll(db: Queryable, events: readonly AuditEvent[]): Promise<void>
 }
 
-/** The trail as an operator reads it (`campusgate audit tail`). */
+/** The trail as an operator reads it (`campusgate audit tail`, the console). */
 export interface AuditTrail {
+  /** One page of the trail filtered, newest first, with the filtered trail's size. */
+  page(filter: AuditQuery, page: number): Promise<Paged<AuditEventRow>>
   /** The newest `limit` events (optionally of one openId), oldest first. */
   latest(limit: number, openId: string | null): Promise<AuditEventRow[]>
   /** Events after `cursor`, oldest first, at most `limit`. */
@@ -68,6 +91,10 @@ export interface AuditTrail {
 
 export function createAuditTrail(db: Queryable): AuditTrail {
   return {
+    async page(filter, page) {
+      const found = await pageAuditEvents(db, filter, offsetOf(page), PAGE_SIZE)
+      return { ...found, page }
+    },
     latest: (limit, openId) => latestAuditEvents(db, limit, openId),
     after: (cursor, limit, openId) => auditEventsAfter(db, cursor, limit, openId),
   }

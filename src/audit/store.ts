@@ -1,5 +1,7 @@
+import { sql } from 'kysely'
 import { precompiled } from '../db/precompiled.js'
 import type { AuditEventRow, Queryable } from '../db/schema.js'
+import { likePrefix } from '../lib/paging.js'
 
 // The one store that writes the `audit_events` table.
 
@@ -121,4 +123,53 @@ export async function auditEventsAfter(
 export async function pruneAuditEvents(db: Queryable, before: number): Promise<number> {
   const result = await db.deleteFrom('audit_events').where('at', '<', before).executeTakeFirst()
   return Number(result.numDeletedRows)
+}
+
+/** What the console's audit page and a user's page filter the trail by; null: any. */
+export interface AuditQuery {
+  /** The user, by openId (and by id, for events recorded without one). */
+  openId: string | null
+  userId?: string | null
+  type: string | null
+  /** `console:alice`, `cli:root`, `api`, `system`; an operator's bare name matches `console:NAME`. */
+  actor: string | null
+  /** The client address, or the start of one (`10.1.`). */
+  ip: string | null
+  /** Epoch ms, inclusive; `until` exclusive. */
+  since: number | null
+  until: number | null
+}
+
+/** One page of the trail, newest first, and how many events the whole filtered trail holds. */
+export async function pageAuditEvents(
+  db: Queryable,
+  filter: AuditQuery,
+  offset: number,
+  limit: number,
+): Promise<{ rows: AuditEventRow[]; total: number }> {
+  let query = db.selectFrom('audit_events')
+  const { openId, userId, actor, ip } = filter
+  if (openId !== null && userId != null) {
+    query = query.where((eb) => eb.or([eb('open_id', '=', openId), eb('user_id', '=', userId)]))
+  } else if (openId !== null) query = query.where('open_id', '=', openId)
+  if (filter.type !== null) query = query.where('type', '=', filter.type)
+  if (actor !== null) {
+    query = query.where((eb) =>
+      eb.or([eb('actor', '=', actor), eb('actor', '=', `console:${actor}`)]),
+    )
+  }
+  if (ip !== null) query = query.where(sql<boolean>`ip like ${likePrefix(ip)} escape '\\'`)
+  if (filter.since !== null) query = query.where('at', '>=', filter.since)
+  if (filter.until !== null) query = query.where('at', '<', filter.until)
+  const [rows, count] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .offset(offset)
+      .limit(limit)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
 }

@@ -91,4 +91,22 @@ const erase: Command = {
   },
 }
 
-export const accountCommands: readonly Command[] = [show, erase]
+const exportData: Command = {
+  name: 'users export',
+  summary:
+    'everything campusgate holds about a user, as JSON (an access request; no secret, no mail body)',
+  usage: '  campusgate users export <openId>',
+  options: {},
+  positionals: ['openId'],
+  async run({ config, values, io }) {
+    const openId = String(values.openId)
+    return withServices(config, io, async ({ access }) => {
+      const document = await access.export({ openId }, cliOrigin())
+      if (document === null) throw unknownUser(openId)
+      io.out(`${JSON.stringify(document, null, 2)}\n`)
+      return EXIT.ok
+    })
+  },
+}
+
+export const accountCommands: readonly Command[] = [show, erase, exportData]

@@ -1,4 +1,4 @@
-import { MAX_OPERATOR_NAME } from '../console/service.js'
+import { MAX_OPERATOR_NAME, type OperatorRole } from '../console/service.js'
 import { EXIT, UsageError, type Command } from './command.js'
 import { cliOrigin, withServices } from './maintenance.js'
 
@@ -13,23 +13,34 @@ function operatorName(raw: unknown, fallback: string): string {
   return name
 }
 
+/** `--role`: what the session may do; an admin's unless said otherwise. */
+function roleOf(raw: unknown): OperatorRole {
+  if (raw === undefined || raw === 'admin') return 'admin'
+  if (raw === 'viewer') return 'viewer'
+  throw new UsageError('--role must be admin or viewer')
+}
+
 const link: Command = {
   name: 'console link',
   summary: 'print a single-use sign-in address for the operator console, valid 10 minutes',
-  usage: '  campusgate console link [--name <name>]',
-  options: { name: { type: 'string' } },
-  optionHelp: { name: 'who signs in with it, for the audit trail (default: your user name)' },
+  usage: '  campusgate console link [--name <name>] [--role admin|viewer]',
+  options: { name: { type: 'string' }, role: { type: 'string' } },
+  optionHelp: {
+    name: 'who signs in with it, for the audit trail (default: your user name)',
+    role: 'admin (every action, the default) or viewer (every page, no action)',
+  },
   async run({ config, values, io }) {
     const origin = cliOrigin()
     const name = operatorName(values.name, origin.actor.slice('cli:'.length))
+    const role = roleOf(values.role)
     if (!config.console.enabled) {
       io.err('the console is off (CONSOLE=off); the link will not open anything until it is on\n')
     }
     return withServices(config, io, async ({ consoleSessions }) => {
-      const { token, expiresAt } = await consoleSessions.createLink(name, origin)
+      const { token, expiresAt } = await consoleSessions.createLink(name, role, origin)
       // In the fragment: browsers never send it, so no server or proxy log holds the token.
       io.out(`${config.publicBaseUrl}/console/sign-in#token=${token}\n`)
-      io.err(`valid once, until ${new Date(expiresAt).toISOString()}, for ${name}\n`)
+      io.err(`valid once, until ${new Date(expiresAt).toISOString()}, for ${name} (${role})\n`)
       return EXIT.ok
     })
   },

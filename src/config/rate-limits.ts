@@ -5,7 +5,7 @@ import { withDefaults } from './readers.js'
 // Far above any sensible limit, far below where a counter loses precision.
 const MAX_RATE_LIMIT = 1_000_000_000
 
-/** RATE_LIMIT_WINDOW and the three maxima (docs/decisions.md, "Rate limits"; 0 turns one off). */
+/** RATE_LIMIT_WINDOW and the four maxima (docs/decisions.md, "Rate limits"; 0 turns one off). */
 export function readRateLimits(env: Env, problems: Problems): RateLimitConfig {
   const setting = withDefaults(env, problems)
   return Object.freeze({
@@ -13,5 +13,11 @@ export function readRateLimits(env: Env, problems: Problems): RateLimitConfig {
     globalMax: setting.integer('RATE_LIMIT_PER_ADDRESS', 1000, 0, MAX_RATE_LIMIT),
     sensitiveMax: setting.integer('RATE_LIMIT_REGISTRATION_PER_ADDRESS', 100, 0, MAX_RATE_LIMIT),
     perSessionMax: setting.integer('RATE_LIMIT_PER_SESSION', 600, 0, MAX_RATE_LIMIT),
+    consoleSignInMax: setting.integer(
+      'RATE_LIMIT_CONSOLE_SIGN_IN_PER_ADDRESS',
+      10,
+      0,
+      MAX_RATE_LIMIT,
+    ),
   })
 }

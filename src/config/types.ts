@@ -19,6 +19,8 @@ export interface RateLimitConfig {
   readonly sensitiveMax: number
   /** Requests per window per valid session key; such requests do not count against the address. */
   readonly perSessionMax: number
+  /** Failed console sign-ins per window per client address (the console's own counter). */
+  readonly consoleSignInMax: number
   readonly windowMs: number
 }
 
@@ -93,8 +95,14 @@ export interface Config {
   readonly webhook: WebhookConfig
   /** The service's own SQLite backups (BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP); null: off. */
   readonly backups: BackupConfig | null
-  /** The operator console: CONSOLE (`off` disables it) and CONSOLE_OPERATORS (subjects or emails). */
-  readonly console: { readonly enabled: boolean; readonly operators: readonly string[] }
+  /**
+   * The operator console: CONSOLE (`off` disables it) and CONSOLE_OPERATORS (subjects or emails,
+   * each an admin unless it ends in `:viewer`).
+   */
+  readonly console: {
+    readonly enabled: boolean
+    readonly operators: readonly ConsoleOperator[]
+  }
   /** The app's backends that may introspect keys (`POST /introspect`); see config/backends.ts. */
   readonly backends: BackendsConfig
 }
@@ -105,6 +113,12 @@ export interface BackendsConfig {
   readonly credentials: ReadonlyMap<string, string>
   /** Introspection requests per window per backend; 0 turns the limit off. */
   readonly perBackendMax: number
+}
+
+/** One entry of CONSOLE_OPERATORS: a university subject or email address, and its role. */
+export interface ConsoleOperator {
+  readonly id: string
+  readonly role: 'admin' | 'viewer'
 }
 
 export interface BackupConfig {

@@ -15,7 +15,7 @@ export function dayLabel(day: number): string {
  * and no inline style (colours come from console.css by class). Each bar has a <title> and
  * the chart a text summary, so screen readers get the numbers.
  */
-export function barChart(label: string, data: DailySeries): string {
+export function barChart(label: string, totalLabel: string, data: DailySeries): string {
   const max = Math.max(1, ...data.values)
   const slot = WIDTH / data.values.length
   const bars = data.values
@@ -30,10 +30,10 @@ export function barChart(label: string, data: DailySeries): string {
   const first = dayLabel(data.days[0] ?? 0)
   const last = dayLabel(data.days[data.days.length - 1] ?? 0)
   const total = data.values.reduce((sum, value) => sum + value, 0)
-  return `<figure class="chart"><svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeHtml(`${label}: ${total} (${first} – ${last}), max ${max}/day`)}">
+  return `<figure class="chart"><svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeHtml(`${label}, ${totalLabel}: ${total} (${first} – ${last})`)}">
 <line class="axis" x1="0" y1="${HEIGHT - AXIS}" x2="${WIDTH}" y2="${HEIGHT - AXIS}"/>${bars}
 <text class="tick" x="0" y="${HEIGHT - 2}">${first.slice(5)}</text><text class="tick" x="${WIDTH}" y="${HEIGHT - 2}" text-anchor="end">${last.slice(5)}</text><text class="tick" x="0" y="10">${max}</text>
-</svg><figcaption>${escapeHtml(label)}: <strong>${total}</strong></figcaption></figure>`
+</svg><figcaption>${escapeHtml(totalLabel)}: <strong>${total}</strong></figcaption></figure>`
 }
 
 /** A share as a ring (SVG stroke dash), with the percentage written beside it. */

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
 /**
- * The console's cookie: SPEC.md, "Operator console". Over https the `__Host-` prefix makes the
+ * The console's cookie: docs/console.md. Over https the `__Host-` prefix makes the
  * browser refuse it unless Secure, Path=/ and without Domain, so no sibling host can plant one.
  */
 export function consoleCookie(publicBaseUrl: string): { name: string; secure: boolean } {
@@ -25,7 +25,7 @@ export function csrfTokenValid(cookie: string, token: unknown): boolean {
 }
 
 /**
- * Same origin as SPEC says: `Origin` equal to PUBLIC_BASE_URL's origin; where a browser sends no
+ * Same origin as docs/console.md says: `Origin` equal to PUBLIC_BASE_URL's origin; where a browser sends no
  * `Origin` or `null` (some do on a form POST after a redirect), `Sec-Fetch-Site: same-origin`.
  */
 export function sameOrigin(
@@ -49,4 +49,29 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
   'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
+}
+
+/**
+ * The console page to return to after sign-in, from a `next` parameter: a same-origin path under
+ * `/console` (not the sign-in page itself), else null. An absolute URL, a `//host` or `\host`
+ * target, a path that climbs out of `/console`, or one with control characters is refused: the
+ * parameter comes from a link anyone can make (an open redirect otherwise).
+ */
+export function consoleReturnPath(raw: string): string | null {
+  if (raw === '' || raw.length > 2048 || !raw.startsWith('/console')) return null
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f\\]/.test(raw)) return null
+  const base = 'http://console.invalid'
+  let url: URL
+  try {
+    url = new URL(raw, base)
+  } catch {
+    return null
+  }
+  if (url.origin !== base) return null
+  if (url.pathname !== '/console' && !url.pathname.startsWith('/console/')) return null
+  if (url.pathname === '/console/sign-in' || url.pathname.startsWith('/console/sign-in/')) {
+    return null
+  }
+  return `${url.pathname}${url.search}`
 }

@@ -1,25 +1,46 @@
+import type { OperatorRole } from '../db/schema.js'
 import { escapeHtml } from '../lib/html.js'
 import { LANGUAGE_NAMES, otherLocales, type Locale } from '../lib/locale.js'
+import { SECTIONS, SECTION_HREF, type Section } from './sections.js'
 import { WORDS } from './words.js'
 
-export type Section = 'overview' | 'users' | 'events' | 'mail' | 'audit'
+export type { Section }
 
-/** What every signed-in page knows: who, the CSRF token its forms carry, the language. */
+/** What every page knows: who, with what role, the CSRF token its forms carry, the language. */
 export interface PageContext {
   locale: Locale
+  /** The language the page was asked in by `?lang=`: every link and redirect carries it on. */
+  lang: Locale | null
   /** This page in each language (the switch). */
   languageLinks: Record<Locale, string>
   operator: string | null
+  role: OperatorRole | null
   csrf: string | null
+  /** The asset files' addresses, content-hashed (routes/assets.ts). */
+  assets: { css: string; js: string }
 }
 
-const SECTIONS: readonly Section[] = ['overview', 'users', 'events', 'mail', 'audit']
-const HREF: Readonly<Record<Section, string>> = {
-  overview: '/console',
-  users: '/console/users',
-  events: '/console/events',
-  mail: '/console/mail',
-  audit: '/console/audit',
+/**
+ * A console address with its query, carrying the page's language on: `params` left out when
+ * null or empty.
+ */
+export function href(
+  context: PageContext,
+  path: string,
+  params: Record<string, string | number | null | undefined> = {},
+): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== null && value !== undefined && value !== '') query.set(name, String(value))
+  }
+  if (context.lang !== null) query.set('lang', context.lang)
+  const text = query.toString()
+  return text === '' ? path : `${path}?${text}`
+}
+
+/** Whether the operator may act: actions are drawn for admins alone (and refused to others). */
+export function canAct(context: PageContext): boolean {
+  return context.role === 'admin'
 }
 
 /** The hidden field every state-changing form carries. */
@@ -29,7 +50,10 @@ export function csrfField(context: PageContext): string {
     : `<input type="hidden" name="csrf" value="${escapeHtml(context.csrf)}">`
 }
 
-/** A form with one button that POSTs to `action` (with the CSRF token and any hidden fields). */
+/**
+ * A form with one button that POSTs to `action` (with the CSRF token, the page's language and
+ * any hidden fields); nothing for an operator who may not act.
+ */
 export function actionButton(
   context: PageContext,
   action: string,
@@ -37,10 +61,11 @@ export function actionButton(
   fields: Record<string, string> = {},
   className = '',
 ): string {
+  if (!canAct(context)) return ''
   const hidden = Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
     .join('')
-  return `<form method="post" action="${escapeHtml(action)}" class="inline">${csrfField(context)}${hidden}<button type="submit"${className === '' ? '' : ` class="${className}"`}>${escapeHtml(label)}</button></form>`
+  return `<form method="post" action="${escapeHtml(href(context, action))}" class="inline">${csrfField(context)}${hidden}<button type="submit"${className === '' ? '' : ` class="${className}"`}>${escapeHtml(label)}</button></form>`
 }
 
 function languageSwitch(context: PageContext): string {
@@ -53,12 +78,12 @@ function languageSwitch(context: PageContext): string {
 
 function navigation(context: PageContext, current: Section | null): string {
   const words = WORDS[context.locale]
-  const lang = context.locale === 'en' ? '' : `?lang=${context.locale}`
   const links = SECTIONS.map(
     (section) =>
-      `<li><a href="${HREF[section]}${lang}"${section === current ? ' aria-current="page"' : ''}>${escapeHtml(words.nav[section])}</a></li>`,
+      `<li><a href="${escapeHtml(href(context, SECTION_HREF[section]))}"${section === current ? ' aria-current="page"' : ''}>${escapeHtml(words.nav[section])}</a></li>`,
   ).join('')
-  const signOut = `<li>${actionButton(context, '/console/sign-out', words.nav.signOut, {}, 'link')}</li>`
+  // Signing out is no action on anyone's data: every role may.
+  const signOut = `<li><form method="post" action="${escapeHtml(href(context, '/console/sign-out'))}" class="inline">${csrfField(context)}<button type="submit" class="link">${escapeHtml(words.nav.signOut)}</button></form></li>`
   return `<nav class="sections" aria-label="${escapeHtml(words.console)}"><ul>${links}${signOut}</ul></nav>`
 }
 
@@ -76,20 +101,21 @@ export function consolePage(
   const who =
     context.operator === null
       ? ''
-      : `<p class="who">${escapeHtml(words.signedInAs)} <strong>${escapeHtml(context.operator)}</strong></p>`
+      : `<p class="who">${escapeHtml(words.signedInAs)} <strong>${escapeHtml(context.operator)}</strong> · <span class="role">${escapeHtml(words.roles[context.role ?? 'viewer'])}</span></p>`
   return `<!doctype html>
 <html lang="${context.locale}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · ${escapeHtml(words.console)}</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-<script src="/console/assets/console.js" defer></script>
+<link rel="stylesheet" href="${context.assets.css}">
+<script src="${context.assets.js}" defer></script>
 </head>
 <body>
-<header class="bar"><a class="brand" href="/console${context.locale === 'en' ? '' : `?lang=${context.locale}`}">${escapeHtml(words.console)}</a>${languageSwitch(context)}</header>
+<a class="skip" href="#main">${escapeHtml(words.skip)}</a>
+<header class="bar"><a class="brand" href="${escapeHtml(href(context, '/console'))}">${escapeHtml(words.console)}</a>${languageSwitch(context)}${who}</header>
 ${context.operator === null ? '' : navigation(context, current)}
-<main id="main">
+<main id="main" tabindex="-1">
 <h1>${escapeHtml(title)}</h1>
-${who}${body}
+${body}
 </main>
 </body>
 </html>

@@ -1,10 +1,11 @@
 import { sql } from 'kysely'
-import type { AuditEventRow, Queryable, WebhookDeliveryState } from '../db/schema.js'
+import type { Queryable } from '../db/schema.js'
+import { likePrefix, offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
+import type { Tier } from '../sessions/service.js'
 
 /**
- * What the console shows that no service reads yet: figures over several tables, the user
- * search, one user's events, the audit trail filtered. Read only: the console changes things
- * through the services alone.
+ * What the console shows that no service reads: figures over several tables, the list of users.
+ * Read only: the console changes things through the services alone.
  */
 
 const DAY_MS = 86_400_000
@@ -47,11 +48,20 @@ export interface Backlog {
 }
 
 export interface Figures {
+  /** Every user campusgate holds, whenever created. */
+  users: number
   newUsers: DailySeries
   links: DailySeries
   liveSessions: number
   tier2Sessions: number
   mail: Backlog
+}
+
+/** The SQL of "the user is at tier 2 now": the one rule (sessions/tier.ts), lapse included. */
+function linkedNow(now: number, linkMaxAgeMs: number | null) {
+  return sql<boolean>`(users.university_linked_at is not null and users.university_linked_at > ${
+    linkMaxAgeMs === null ? -1 : now - linkMaxAgeMs
+  })`
 }
 
 /** The overview's figures, from the database, so every instance shows the same. */
@@ -63,10 +73,14 @@ export async function readFigures(
 ): Promise<Figures> {
   const today = Math.floor(now / DAY_MS)
   const since = (today - days + 1) * DAY_MS
-  const [created, linked] = await Promise.all([
+  const [created, linked, users] = await Promise.all([
     perDay(db, 'users', 'created_at', since),
     // Links as they happened (a link ended since still counts on its day): the audit trail's.
     perDay(db, 'audit_events', 'at', since, 'university-linked'),
+    db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow(),
   ])
   const sessions = await db
     .selectFrom('sessions')
@@ -75,21 +89,7 @@ export async function readFigures(
       eb.fn.countAll<number | string>().as('live'),
       eb.fn
         .sum<number | string | null>(
-          eb
-            .case()
-            .when(
-              eb.and([
-                eb('users.university_linked_at', 'is not', null),
-                eb(
-                  'users.university_linked_at',
-                  '>',
-                  linkMaxAgeMs === null ? -1 : now - linkMaxAgeMs,
-                ),
-              ]),
-            )
-            .then(1)
-            .else(0)
-            .end(),
+          eb.case().when(linkedNow(now, linkMaxAgeMs)).then(1).else(0).end(),
         )
         .as('tier2'),
     ])
@@ -105,51 +105,117 @@ export async function readFigures(
     .where('sent_at', 'is', null)
     .groupBy(sql`1`)
     .execute()
-  const of = (rows: { state: string; count: number | string; oldest: unknown }[]) => {
-    const pending = rows.find((row) => row.state === 'pending')
-    return {
-      pending: Number(pending?.count ?? 0),
-      dead: Number(rows.find((row) => row.state === 'dead')?.count ?? 0),
-      oldestPendingAt: pending?.oldest == null ? null : Number(pending.oldest),
-    }
-  }
+  const pending = mails.find((row) => row.state === 'pending')
   return {
+    users: Number(users.n),
     newUsers: series(created, today, days),
     links: series(linked, today, days),
     liveSessions: Number(sessions.live),
     tier2Sessions: Number(sessions.tier2 ?? 0),
-    mail: of(mails),
+    mail: {
+      pending: Number(pending?.count ?? 0),
+      dead: Number(mails.find((row) => row.state === 'dead')?.count ?? 0),
+      oldestPendingAt: pending?.oldest == null ? null : Number(pending.oldest),
+    },
   }
 }
 
-export interface FoundUser {
+/** A user's tier now; `none` without a live session. */
+export type UserTier = Tier | 'none'
+
+export interface UserRowView {
   id: string
   openId: string
   universityEmail: string | null
+  tier: UserTier
   createdAt: number
+  /** The last UTC day ('YYYY-MM-DD') the user used a key; null when never counted. */
+  lastActiveDay: string | null
 }
 
-/** Users whose openId, university email (any case) or university subject is `query` exactly. */
-export async function searchUsers(db: Queryable, query: string): Promise<FoundUser[]> {
-  const rows = await db
-    .selectFrom('users')
-    .select(['id', 'open_id', 'university_email', 'created_at'])
-    .where((eb) =>
+export interface UserQuery {
+  /** openId, university email or subject by prefix in any case, or a confirmation address. */
+  search: string
+  tier: UserTier | null
+  sort: 'created' | 'active'
+}
+
+/**
+ * One page of users and how many the query finds. Newest first, or most recently active first;
+ * the search matches an openId, university email or university subject by its start in any case,
+ * and the exact address a user asked confirmation mail for.
+ */
+export async function pageUsers(
+  db: Queryable,
+  query: UserQuery,
+  at: { now: number; linkMaxAgeMs: number | null; page: number },
+): Promise<Paged<UserRowView>> {
+  const { now, linkMaxAgeMs } = at
+  const hasLiveSession = sql<boolean>`exists (select 1 from sessions s where s.user_id = users.id and s.expires_at > ${now})`
+  const lastActive = sql<
+    string | null
+  >`(select max(d.day) from user_active_days d where d.user_id = users.id)`
+  let rows = db.selectFrom('users')
+  const search = query.search.toLowerCase()
+  if (search !== '') {
+    const prefix = likePrefix(search)
+    rows = rows.where((eb) =>
       eb.or([
-        eb('open_id', '=', query),
-        eb(eb.fn('lower', ['university_email']), '=', query.toLowerCase()),
-        eb('university_subject', '=', query),
+        sql<boolean>`lower(users.open_id) like ${prefix} escape '\\'`,
+        sql<boolean>`lower(users.university_email) like ${prefix} escape '\\'`,
+        sql<boolean>`lower(users.university_subject) like ${prefix} escape '\\'`,
+        // The address a user typed for a confirmation mail, whatever became of the link.
+        sql<boolean>`users.id in (select m.user_id from mail_outbox m where lower(m.recipient) = ${search})`,
       ]),
     )
-    .orderBy('created_at', 'desc')
-    .limit(20)
-    .execute()
-  return rows.map((row) => ({
-    id: row.id,
-    openId: row.open_id,
-    universityEmail: row.university_email,
-    createdAt: Number(row.created_at),
-  }))
+  }
+  if (query.tier === 'none') rows = rows.where(sql<boolean>`not ${hasLiveSession}`)
+  if (query.tier === 'messenger-registered') {
+    rows = rows.where(hasLiveSession).where(sql<boolean>`not ${linkedNow(now, linkMaxAgeMs)}`)
+  }
+  if (query.tier === 'university-registered') {
+    rows = rows.where(hasLiveSession).where(linkedNow(now, linkMaxAgeMs))
+  }
+  let ordered = rows.select([
+    'users.id',
+    'users.open_id',
+    'users.university_email',
+    'users.created_at',
+    hasLiveSession.as('live'),
+    linkedNow(now, linkMaxAgeMs).as('linked'),
+    lastActive.as('last_active'),
+  ])
+  if (query.sort === 'active') ordered = ordered.orderBy(sql`coalesce(${lastActive}, '')`, 'desc')
+  const [found, count] = await Promise.all([
+    ordered
+      .orderBy('users.created_at', 'desc')
+      .orderBy('users.id')
+      .offset(offsetOf(at.page))
+      .limit(PAGE_SIZE)
+      .execute(),
+    rows.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return {
+    page: at.page,
+    total: Number(count.n),
+    rows: found.map((row) => ({
+      id: row.id,
+      openId: row.open_id,
+      universityEmail: row.university_email,
+      // Booleans come back as 0/1 from SQLite and true/false from PostgreSQL.
+      tier: !truthy(row.live)
+        ? 'none'
+        : truthy(row.linked)
+          ? 'university-registered'
+          : 'messenger-registered',
+      createdAt: Number(row.created_at),
+      lastActiveDay: row.last_active ?? null,
+    })),
+  }
+}
+
+function truthy(value: unknown): boolean {
+  return value === true || value === 1 || value === '1' || value === 't'
 }
 
 /** The university identity the user proved; null when never linked. No token, no binding hash. */
@@ -183,88 +249,4 @@ export async function readUniversityIdentity(
     name: row.university_name,
     isStudent: row.university_is_student === null ? null : row.university_is_student === 1,
   }
-}
-
-export interface UserEvent {
-  id: string
-  type: string
-  createdAt: number
-  state: WebhookDeliveryState
-}
-
-/** The user's lifecycle events, newest first: pending wins over dead, dead over delivered. */
-export async function eventsOfUser(db: Queryable, userId: string): Promise<UserEvent[]> {
-  const rows = await db
-    .selectFrom('webhook_events as e')
-    .leftJoin('webhook_deliveries as d', 'd.event_id', 'e.id')
-    .select(['e.id', 'e.type', 'e.created_at', 'e.seq', 'd.state'])
-    .where('e.user_id', '=', userId)
-    .orderBy('e.seq', 'desc')
-    .limit(200)
-    .execute()
-  const events = new Map<string, UserEvent>()
-  const rank = { pending: 3, dead: 2, delivered: 1 } as const
-  for (const row of rows) {
-    const state = row.state ?? 'delivered'
-    const known = events.get(row.id)
-    if (known === undefined) {
-      events.set(row.id, {
-        id: row.id,
-        type: row.type,
-        createdAt: Number(row.created_at),
-        state,
-      })
-    } else if (rank[state] > rank[known.state]) known.state = state
-  }
-  return [...events.values()].slice(0, 50)
-}
-
-export interface AuditFilter {
-  openId: string | null
-  userId?: string | null
-  type: string | null
-  since: number | null
-  until: number | null
-  limit: number
-}
-
-/** The audit trail, newest first, filtered by user, type and time. */
-export async function filterAudit(db: Queryable, filter: AuditFilter): Promise<AuditEventRow[]> {
-  let query = db
-    .selectFrom('audit_events')
-    .selectAll()
-    .orderBy('at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(filter.limit)
-  const { openId, userId } = filter
-  if (openId !== null && userId != null) {
-    query = query.where((eb) => eb.or([eb('open_id', '=', openId), eb('user_id', '=', userId)]))
-  } else if (openId !== null) query = query.where('open_id', '=', openId)
-  if (filter.type !== null) query = query.where('type', '=', filter.type)
-  if (filter.since !== null) query = query.where('at', '>=', filter.since)
-  if (filter.until !== null) query = query.where('at', '<', filter.until)
-  return query.execute()
-}
-
-/** Abandoned mail, newest first (the outbox service lists the queued). No body is read. */
-export async function deadMail(
-  db: Queryable,
-  limit: number,
-): Promise<
-  { id: string; recipient: string; createdAt: number; attempts: number; lastError: string | null }[]
-> {
-  const rows = await db
-    .selectFrom('mail_outbox')
-    .select(['id', 'recipient', 'created_at', 'attempts', 'last_error'])
-    .where('abandoned_at', 'is not', null)
-    .orderBy('created_at', 'desc')
-    .limit(limit)
-    .execute()
-  return rows.map((row) => ({
-    id: row.id,
-    recipient: row.recipient,
-    createdAt: Number(row.created_at),
-    attempts: row.attempts,
-    lastError: row.last_error,
-  }))
 }

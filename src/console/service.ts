@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js'
 import type { Audit, Origin } from '../audit/audit.js'
-import type { Database } from '../db/schema.js'
+import type { Database, OperatorRole } from '../db/schema.js'
 import { inTransaction } from '../db/transaction.js'
 import { generateSecret, hashSecret, MAX_SECRET_LENGTH, newId } from '../lib/secrets.js'
 import type { Kysely } from 'kysely'
@@ -15,7 +15,7 @@ import {
   touchConsoleSession,
 } from './store.js'
 
-/** SPEC.md, "Operator console": a link is good for 10 minutes, a session 8 hours and 30 idle. */
+/** docs/console.md: a link is good for 10 minutes, a session 8 hours and 30 idle. */
 export const LINK_TTL_MS = 10 * 60_000
 export const SESSION_MAX_MS = 8 * 3_600_000
 export const SESSION_IDLE_MS = 30 * 60_000
@@ -25,9 +25,13 @@ const TOUCH_INTERVAL_MS = 60_000
 /** The longest operator name a link may carry (it is shown and audited). */
 export const MAX_OPERATOR_NAME = 64
 
+export type { OperatorRole }
+
 export interface ConsoleSession {
   id: string
   operator: string
+  /** `admin` acts; `viewer` sees every page and does nothing (docs/console.md, "Roles"). */
+  role: OperatorRole
   /** When the session ends at the latest (8 hours after sign-in). */
   endsAt: number
 }
@@ -39,7 +43,11 @@ export function operatorOrigin(operator: string, ip: string | null): Origin {
 
 export interface ConsoleSessions {
   /** `campusgate console link`: a fresh single-use token for `operator`, and when it expires. */
-  createLink(operator: string, origin: Origin): Promise<{ token: string; expiresAt: number }>
+  createLink(
+    operator: string,
+    role: OperatorRole,
+    origin: Origin,
+  ): Promise<{ token: string; expiresAt: number }>
   /** Spends a link's token for a new session; null when it is unknown, used or expired. */
   signIn(token: string, ip: string): Promise<{ cookie: string; session: ConsoleSession } | null>
   /**
@@ -48,6 +56,7 @@ export interface ConsoleSessions {
    */
   signInWithUniversity(
     operator: string,
+    role: OperatorRole,
     ip: string,
   ): Promise<{ cookie: string; session: ConsoleSession }>
   refuseUniversity(ip: string, reason: string): Promise<void>
@@ -56,6 +65,8 @@ export interface ConsoleSessions {
   signOut(session: ConsoleSession, ip: string): Promise<void>
   /** `campusgate console revoke`: ends one operator's sessions (null: all); how many. */
   revoke(operator: string | null, origin: Origin): Promise<number>
+  /** Records an action refused to the operator's role (a viewer's forged request). */
+  refuseAction(session: ConsoleSession, ip: string, action: string): Promise<void>
   /** Records what an operator did through the console that no service call records itself. */
   recordAction(
     session: ConsoleSession,
@@ -73,7 +84,7 @@ export function createConsoleSessions(options: {
   const now = (): number => clock.now().getTime()
 
   return {
-    async createLink(operator, origin) {
+    async createLink(operator, role, origin) {
       const token = generateSecret()
       const at = now()
       const expiresAt = at + LINK_TTL_MS
@@ -82,6 +93,7 @@ export function createConsoleSessions(options: {
           id: newId(),
           tokenHash: hashSecret(token),
           operator,
+          role,
           now: at,
           expiresAt,
         })
@@ -90,7 +102,7 @@ export function createConsoleSessions(options: {
         await audit.record(trx, {
           type: 'console-action',
           origin,
-          detail: { action: 'link', operator },
+          detail: { action: 'link', operator, role },
         })
       })
       return { token, expiresAt }
@@ -100,48 +112,54 @@ export function createConsoleSessions(options: {
       const at = now()
       const cookie = generateSecret()
       const id = newId()
-      const operator = await inTransaction(db, async (trx) => {
-        const spent =
+      const spent = await inTransaction(db, async (trx) => {
+        const link =
           token.length === 0 || token.length > MAX_SECRET_LENGTH
             ? null
             : await spendSignInToken(trx, hashSecret(token), at)
-        if (spent === null) return null
+        if (link === null) return null
         await insertConsoleSession(trx, {
           id,
           tokenHash: hashSecret(cookie),
-          operator: spent,
+          ...link,
           now: at,
         })
         await audit.record(trx, {
           type: 'console-sign-in',
-          origin: operatorOrigin(spent, ip),
-          detail: { method: 'link' },
+          origin: operatorOrigin(link.operator, ip),
+          detail: { method: 'link', role: link.role },
         })
-        return spent
+        return link
       })
-      if (operator === null) {
+      if (spent === null) {
         await audit.record(db, {
           type: 'console-sign-in-refused',
           origin: { actor: 'console', ip },
         })
         return null
       }
-      return { cookie, session: { id, operator, endsAt: at + SESSION_MAX_MS } }
+      return { cookie, session: { id, ...spent, endsAt: at + SESSION_MAX_MS } }
     },
 
-    async signInWithUniversity(operator, ip) {
+    async signInWithUniversity(operator, role, ip) {
       const at = now()
       const cookie = generateSecret()
       const id = newId()
       await inTransaction(db, async (trx) => {
-        await insertConsoleSession(trx, { id, tokenHash: hashSecret(cookie), operator, now: at })
+        await insertConsoleSession(trx, {
+          id,
+          tokenHash: hashSecret(cookie),
+          operator,
+          role,
+          now: at,
+        })
         await audit.record(trx, {
           type: 'console-sign-in',
           origin: operatorOrigin(operator, ip),
-          detail: { method: 'university' },
+          detail: { method: 'university', role },
         })
       })
-      return { cookie, session: { id, operator, endsAt: at + SESSION_MAX_MS } }
+      return { cookie, session: { id, operator, role, endsAt: at + SESSION_MAX_MS } }
     },
 
     async refuseUniversity(ip, reason) {
@@ -163,7 +181,7 @@ export function createConsoleSessions(options: {
         return null
       }
       if (at - record.lastSeenAt >= TOUCH_INTERVAL_MS) await touchConsoleSession(db, record.id, at)
-      return { id: record.id, operator: record.operator, endsAt }
+      return { id: record.id, operator: record.operator, role: record.role, endsAt }
     },
 
     async signOut(session, ip) {
@@ -186,6 +204,14 @@ export function createConsoleSessions(options: {
           detail: { operator: operator ?? '*', sessions: ended },
         })
         return ended
+      })
+    },
+
+    async refuseAction(session, ip, action) {
+      await audit.record(db, {
+        type: 'console-action-refused',
+        origin: operatorOrigin(session.operator, ip),
+        detail: { action, role: session.role, reason: 'operator-role' },
       })
     },
 

@@ -1,10 +1,17 @@
-import type { Queryable } from '../db/schema.js'
+import type { OperatorRole, Queryable } from '../db/schema.js'
 
 /** The console's two tables: sign-in links and sessions, each found by its secret's hash. */
 
 export async function insertSignInToken(
   db: Queryable,
-  row: { id: string; tokenHash: string; operator: string; now: number; expiresAt: number },
+  row: {
+    id: string
+    tokenHash: string
+    operator: string
+    role: OperatorRole
+    now: number
+    expiresAt: number
+  },
 ): Promise<void> {
   await db
     .insertInto('console_sign_in_tokens')
@@ -12,6 +19,7 @@ export async function insertSignInToken(
       id: row.id,
       token_hash: row.tokenHash,
       operator: row.operator,
+      role: row.role,
       created_at: row.now,
       expires_at: row.expiresAt,
       used_at: null,
@@ -20,28 +28,28 @@ export async function insertSignInToken(
 }
 
 /**
- * Marks an unused, unexpired link used and returns its operator; null when there is none. One
- * UPDATE: of two instances given the same link at once, exactly one gets a row back.
+ * Marks an unused, unexpired link used and returns its operator and role; null when there is
+ * none. One UPDATE: of two instances given the same link at once, exactly one gets a row back.
  */
 export async function spendSignInToken(
   db: Queryable,
   tokenHash: string,
   now: number,
-): Promise<string | null> {
+): Promise<{ operator: string; role: OperatorRole } | null> {
   const row = await db
     .updateTable('console_sign_in_tokens')
     .set({ used_at: now })
     .where('token_hash', '=', tokenHash)
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
-    .returning('operator')
+    .returning(['operator', 'role'])
     .executeTakeFirst()
-  return row?.operator ?? null
+  return row ?? null
 }
 
 export async function insertConsoleSession(
   db: Queryable,
-  row: { id: string; tokenHash: string; operator: string; now: number },
+  row: { id: string; tokenHash: string; operator: string; role: OperatorRole; now: number },
 ): Promise<void> {
   await db
     .insertInto('console_sessions')
@@ -49,6 +57,7 @@ export async function insertConsoleSession(
       id: row.id,
       token_hash: row.tokenHash,
       operator: row.operator,
+      role: row.role,
       created_at: row.now,
       last_seen_at: row.now,
     })
@@ -58,6 +67,7 @@ export async function insertConsoleSession(
 export interface ConsoleSessionRecord {
   id: string
   operator: string
+  role: OperatorRole
   createdAt: number
   lastSeenAt: number
 }
@@ -68,7 +78,7 @@ export async function findConsoleSession(
 ): Promise<ConsoleSessionRecord | null> {
   const row = await db
     .selectFrom('console_sessions')
-    .select(['id', 'operator', 'created_at', 'last_seen_at'])
+    .select(['id', 'operator', 'role', 'created_at', 'last_seen_at'])
     .where('token_hash', '=', tokenHash)
     .executeTakeFirst()
   return row === undefined
@@ -76,6 +86,7 @@ export async function findConsoleSession(
     : {
         id: row.id,
         operator: row.operator,
+        role: row.role,
         createdAt: Number(row.created_at),
         lastSeenAt: Number(row.last_seen_at),
       }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { generateSecret, MAX_SECRET_LENGTH, secretsEqual } from '../lib/secrets.js'
+import type { ConsoleOperator } from '../config.js'
 import type { OidcClient } from '../university/oidc-client.js'
 import { CONSOLE_HEADERS } from './guard.js'
 import type { ConsoleSessions } from './service.js'
@@ -11,12 +12,21 @@ const ATTEMPT_TTL_S = 600
 
 export interface UniversitySignInOptions {
   oidc: OidcClient
-  /** CONSOLE_OPERATORS: university subjects or email addresses (any case). */
-  operators: readonly string[]
+  /** CONSOLE_OPERATORS: university subjects or email addresses (any case), with their roles. */
+  operators: readonly ConsoleOperator[]
   consoleSessions: ConsoleSessions
   secureCookies: boolean
-  /** Sets the console cookie and answers the page that takes the browser to the console. */
-  signedIn(reply: FastifyReply, cookie: string, endsAt: number): FastifyReply
+  /** The page to return to after sign-in (`?next=`), checked; null: the overview. */
+  returnPath(raw: string): string | null
+  /** Over the console's sign-in limit: the page saying when to try again, or null. */
+  limited(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | null>
+  /** Counts a refused sign-in against the address (the console's own limit). */
+  failed(request: FastifyRequest): Promise<void>
+  /**
+   * Sets the console cookie and answers the page that takes the browser to the console (to
+   * `next` when the sign-in began on the way to a page).
+   */
+  signedIn(reply: FastifyReply, cookie: string, endsAt: number, next: string | null): FastifyReply
   refused(request: FastifyRequest, reply: FastifyReply): FastifyReply
 }
 
@@ -31,18 +41,20 @@ function attempt(cookie: string): { state: string; codeVerifier: string; nonce: 
   return { state: derive('state'), codeVerifier: derive('pkce'), nonce: derive('nonce') }
 }
 
-/** Whether the proven identity is one of CONSOLE_OPERATORS, by subject or email. */
-export function isOperator(
-  operators: readonly string[],
+/** The entry of CONSOLE_OPERATORS the proven identity is, by subject or email; null: none. */
+export function operatorOf(
+  operators: readonly ConsoleOperator[],
   identity: { subject: string; email?: string },
-): boolean {
+): ConsoleOperator | null {
   const email = identity.email?.toLowerCase()
-  return operators.some(
-    (operator) => operator === identity.subject || operator.toLowerCase() === email,
+  return (
+    operators.find(
+      (operator) => operator.id === identity.subject || operator.id.toLowerCase() === email,
+    ) ?? null
   )
 }
 
-/** SPEC.md, "Operator console": operators of CONSOLE_OPERATORS sign in with their university account. */
+/** docs/console.md: operators of CONSOLE_OPERATORS sign in with their university account. */
 export function universitySignInRoutes(
   app: FastifyInstance,
   options: UniversitySignInOptions,
@@ -59,11 +71,15 @@ export function universitySignInRoutes(
   }
   const page = { config: { versionedMediaType: false }, schema: { hide: true } } as const
 
-  app.get(
+  app.get<{ Querystring: Record<string, string | undefined> }>(
     '/sign-in/university',
-    { ...page, onRequest: app.limitSensitive },
-    async (_request, reply) => {
-      const cookie = generateSecret()
+    page,
+    async (request, reply) => {
+      const over = await options.limited(request, reply)
+      if (over !== null) return over
+      // The page to return to rides in the attempt cookie, bound to the browser like the rest.
+      const next = options.returnPath(request.query.next ?? '')
+      const cookie = `${generateSecret()}${next === null ? '' : `.${Buffer.from(next).toString('base64url')}`}`
       const { state, ...secrets } = attempt(cookie)
       const location = await options.oidc.authorizationUrl(state, secrets)
       reply.setCookie(cookieName, cookie, { ...cookieOptions, maxAge: ATTEMPT_TTL_S })
@@ -73,44 +89,48 @@ export function universitySignInRoutes(
 
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/sign-in/university/callback',
-    { ...page, onRequest: app.limitSensitive },
+    page,
     async (request, reply) => {
+      const over = await options.limited(request, reply)
+      if (over !== null) return over
       const cookie = request.cookies[cookieName] ?? ''
       reply.clearCookie(cookieName, cookieOptions)
+      const refuse = async (reason: string) => {
+        await options.consoleSessions.refuseUniversity(request.ip, reason)
+        await options.failed(request)
+        return options.refused(request, reply)
+      }
       const query = request.query
       const state = typeof query.state === 'string' ? query.state : ''
-      if (cookie === '' || cookie.length > MAX_SECRET_LENGTH) {
-        await options.consoleSessions.refuseUniversity(request.ip, 'no attempt cookie')
-        return options.refused(request, reply)
+      if (cookie === '' || cookie.length > 2 * MAX_SECRET_LENGTH + 4096) {
+        return refuse('no attempt cookie')
       }
       const expected = attempt(cookie)
-      if (!secretsEqual(state, expected.state)) {
-        await options.consoleSessions.refuseUniversity(request.ip, 'state mismatch')
-        return options.refused(request, reply)
-      }
+      if (!secretsEqual(state, expected.state)) return refuse('state mismatch')
       const wrongIssuer = await options.oidc.checkIssuer(query.iss)
-      if (wrongIssuer !== null) {
-        await options.consoleSessions.refuseUniversity(request.ip, wrongIssuer)
-        return options.refused(request, reply)
-      }
+      if (wrongIssuer !== null) return refuse(wrongIssuer)
       const params = Object.fromEntries(
         ['code', 'state', 'iss', 'error', 'error_description'].flatMap((name) =>
           typeof query[name] === 'string' ? [[name, query[name]]] : [],
         ),
       )
       const outcome = await options.oidc.complete(params, expected)
-      if (outcome.kind !== 'linked' || !isOperator(options.operators, outcome.identity)) {
-        await options.consoleSessions.refuseUniversity(
-          request.ip,
-          outcome.kind === 'linked' ? 'not an operator' : outcome.kind,
-        )
-        return options.refused(request, reply)
+      const operator =
+        outcome.kind === 'linked' ? operatorOf(options.operators, outcome.identity) : null
+      if (outcome.kind !== 'linked' || operator === null) {
+        return refuse(outcome.kind === 'linked' ? 'not an operator' : outcome.kind)
       }
       const signedIn = await options.consoleSessions.signInWithUniversity(
         outcome.identity.subject,
+        operator.role,
         request.ip,
       )
-      return options.signedIn(reply, signedIn.cookie, signedIn.session.endsAt)
+      const carried = cookie.split('.')[1]
+      const next =
+        carried === undefined
+          ? null
+          : options.returnPath(Buffer.from(carried, 'base64url').toString('utf8'))
+      return options.signedIn(reply, signedIn.cookie, signedIn.session.endsAt, next)
     },
   )
 }

@@ -152,12 +152,17 @@ export interface WebhookDeliveryTable {
   finished_at: number | null
 }
 
+/** What an operator may do in the console: `admin` everything, `viewer` read only. */
+export type OperatorRole = 'admin' | 'viewer'
+
 /** A `campusgate console link`: single use, valid 10 minutes; only its hash is kept. */
 export interface ConsoleSignInTokenTable {
   id: string
   token_hash: string
   /** Who the link is for (`--name`), named in the audit trail of what they do. */
   operator: string
+  /** The role of the session it opens (`--role`). */
+  role: Generated<OperatorRole>
   created_at: number
   expires_at: number
   used_at: number | null
@@ -168,6 +173,7 @@ export interface ConsoleSessionTable {
   id: string
   token_hash: string
   operator: string
+  role: Generated<OperatorRole>
   created_at: number
   last_seen_at: number
 }

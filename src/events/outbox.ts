@@ -254,17 +254,18 @@ export async function listEvents(
 }
 
 /**
- * Sends the event's deliveries in state `from` again: due now, with a new WEBHOOK_RETRY_FOR
- * window, the same event id. How many deliveries changed.
+ * Sends deliveries in state `from` again: due now, with a new WEBHOOK_RETRY_FOR window, the same
+ * event id. Those of one event (at one endpoint when named), or every one of an endpoint (an
+ * operator's "retry all"). How many deliveries changed.
  */
 export async function resendEvent(
   db: Queryable,
-  eventId: string,
+  which: { eventId: string; endpoint?: string } | { endpoint: string },
   from: 'dead' | 'delivered',
   now: number,
   retryUntil: number,
 ): Promise<number> {
-  const result = await db
+  let query = db
     .updateTable('webhook_deliveries')
     .set({
       state: 'pending',
@@ -273,9 +274,10 @@ export async function resendEvent(
       locked_until: null,
       finished_at: null,
     })
-    .where('event_id', '=', eventId)
     .where('state', '=', from)
-    .executeTakeFirst()
+  if ('eventId' in which) query = query.where('event_id', '=', which.eventId)
+  if (which.endpoint !== undefined) query = query.where('endpoint', '=', which.endpoint)
+  const result = await query.executeTakeFirst()
   return Number(result.numUpdatedRows)
 }
 

@@ -48,6 +48,9 @@ export const openapi = fp(
             // body field that breaks the route's schema without an error of its own is invalid.
             insufficientRegistrationTier: errorResponse('insufficientRegistrationTier'),
             invalidValue: errorResponse('invalidValue'),
+            // The operator console's answer (as JSON to a script) to a viewer's action: its pages
+            // are no operations of this document (docs/console.md, "Roles").
+            operatorRole: errorResponse('operatorRole'),
           },
           securitySchemes: {
             sessionKey: {

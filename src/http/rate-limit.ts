@@ -31,6 +31,13 @@ declare module 'fastify' {
      */
     countBackend(request: FastifyRequest, backendId: string, done: (error?: AppError) => void): void
   }
+  interface FastifyInstance {
+    /**
+     * The console's own count of failed sign-ins per address (RATE_LIMIT_CONSOLE_SIGN_IN_PER_ADDRESS),
+     * apart from the registration limit: a locked-out console never blocks students.
+     */
+    consoleSignIns: FailureLimit
+  }
   interface FastifyRequest {
     /** Over a limit on a route that answers anyway (the callback): act on nothing. */
     overRateLimit: boolean
@@ -119,6 +126,66 @@ export function addressKey(ip: string): string {
     .slice(0, 4)
     .map((group) => parseInt(group, 16).toString(16))
     .join(':')}::/64`
+}
+
+/** A limit on failures only: asked before a try, told after each one that failed. */
+export interface FailureLimit {
+  /** Seconds until the request's address may try again; null while it is under the limit. */
+  refusedFor(request: FastifyRequest): Promise<number | null>
+  /** Counts a failed try of the request's address. */
+  fail(request: FastifyRequest): Promise<void>
+}
+
+/**
+ * `max` failures per window per address: in Redis when there is one (every instance counts
+ * together), else in memory. The plugin's stores only count every request, so this one is ours;
+ * like them it lets requests through while Redis is unreachable.
+ */
+function failureLimit(
+  max: number,
+  windowMs: number,
+  redis: Redis | null,
+  prefix: string,
+): FailureLimit {
+  if (max === 0) return { refusedFor: async () => null, fail: async () => undefined }
+  const keyOf = (request: FastifyRequest) => `${prefix}${addressKey(request.ip)}`
+  if (redis !== null) {
+    return {
+      async refusedFor(request) {
+        const key = keyOf(request)
+        const [count, ttl] = await Promise.all([redis.get(key), redis.pttl(key)]).catch(
+          () => [null, -1] as const,
+        )
+        return Number(count ?? 0) >= max ? Math.max(1, Math.ceil(Math.max(ttl, 0) / 1000)) : null
+      },
+      async fail(request) {
+        const key = keyOf(request)
+        const count = await redis.incr(key).catch(() => null)
+        if (count === 1) await redis.pexpire(key, windowMs).catch(() => undefined)
+      },
+    }
+  }
+  // Room for many addresses; the least recently failing are forgotten first.
+  const counts = new Map<string, { count: number; resetAt: number }>()
+  const current = (key: string) => {
+    const entry = counts.get(key)
+    return entry === undefined || entry.resetAt <= Date.now() ? null : entry
+  }
+  return {
+    async refusedFor(request) {
+      const entry = current(keyOf(request))
+      return entry === null || entry.count < max
+        ? null
+        : Math.max(1, Math.ceil((entry.resetAt - Date.now()) / 1000))
+    },
+    async fail(request) {
+      const key = keyOf(request)
+      const entry = current(key) ?? { count: 0, resetAt: Date.now() + windowMs }
+      counts.delete(key)
+      counts.set(key, { ...entry, count: entry.count + 1 })
+      if (counts.size > 50_000) counts.delete(counts.keys().next().value!)
+    },
+  }
 }
 
 /** 429 with `Retry-After`: the seconds until the window resets, at least one. */
@@ -225,6 +292,16 @@ export const rateLimits = fp(
       request.rateLimitCounted = true
       countSession(request, sessionId, done)
     } satisfies FastifyInstance['countChecked'])
+
+    app.decorate(
+      'consoleSignIns',
+      failureLimit(
+        limits.consoleSignInMax,
+        limits.windowMs,
+        redis,
+        'campusgate:rate-limit:console-sign-in:',
+      ),
+    )
 
     app.decorate('countBackend', function countBackendRequest(request, backendId, done) {
       if (request.rateLimitCounted) return done()

@@ -1,6 +1,9 @@
 import type { Clock } from '../clock.js'
 import type { Queryable } from '../db/schema.js'
-import { listMail, retryQueuedMail, type MailState } from './outbox.js'
+import { offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
+import { listMail, pageMail, retryQueuedMail, type MailState, type MailView } from './outbox.js'
+
+export type { MailState, MailView }
 
 /** A mail row as the operator sees it: never its bodies, which hold live links. */
 export type MailListing = Awaited<ReturnType<typeof listMail>>[number]
@@ -13,9 +16,14 @@ export interface Outbox {
     limit: number
     userId?: string
   }): Promise<MailListing[]>
+  /** One page of mail in one state (null: any), newest first, and how many in all. */
+  page(filter: { state: MailState | null; userId?: string }, page: number): Promise<Paged<MailView>>
   /** How many of the user's mails are queued, sent and abandoned. */
   countsOfUser(userId: string): Promise<Record<MailState, number>>
-  /** Makes queued mail (one, or all) due now, ending its backoff; returns how many. */
+  /**
+   * Makes queued mail (one, or all) due now, ending its backoff, unless its link has expired;
+   * returns how many.
+   */
   retry(mailId: string | null): Promise<number>
 }
 
@@ -28,6 +36,10 @@ export function createOutbox(options: {
   const { db, clock } = options
   return {
     list: (query) => listMail(db, query),
+
+    async page(filter, page) {
+      return { ...(await pageMail(db, filter, offsetOf(page), PAGE_SIZE)), page }
+    },
 
     async countsOfUser(userId) {
       const mails = await listMail(db, { includeFinished: true, limit: 1000, userId })

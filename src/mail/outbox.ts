@@ -230,9 +230,81 @@ export async function listMail(
   }))
 }
 
+/** A mail row as the operator sees it: never its bodies, which hold a live link. */
+export interface MailView {
+  id: string
+  recipient: string
+  subject: string
+  userId: string | null
+  state: MailState
+  createdAt: number
+  /** When its link expires: past it, the mail is abandoned rather than sent. */
+  expiresAt: number
+  attempts: number
+  nextAttemptAt: number
+  sentAt: number | null
+  abandonedAt: number | null
+  lastError: string | null
+}
+
+/** One page of mail in one state (or all of one user's), newest first, and how many in all. */
+export async function pageMail(
+  db: Queryable,
+  filter: { state: MailState | null; userId?: string },
+  offset: number,
+  limit: number,
+): Promise<{ rows: MailView[]; total: number }> {
+  let query = db.selectFrom('mail_outbox')
+  if (filter.state === 'queued')
+    query = query.where('sent_at', 'is', null).where('abandoned_at', 'is', null)
+  if (filter.state === 'sent') query = query.where('sent_at', 'is not', null)
+  if (filter.state === 'abandoned') query = query.where('abandoned_at', 'is not', null)
+  if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId)
+  const [rows, count] = await Promise.all([
+    query
+      .select([
+        'id',
+        'recipient',
+        'subject',
+        'user_id',
+        'created_at',
+        'expires_at',
+        'attempts',
+        'next_attempt_at',
+        'sent_at',
+        'abandoned_at',
+        'last_error',
+      ])
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .offset(offset)
+      .limit(limit)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return {
+    total: Number(count.n),
+    rows: rows.map((row) => ({
+      id: row.id,
+      recipient: row.recipient,
+      subject: row.subject,
+      userId: row.user_id,
+      state: row.sent_at !== null ? 'sent' : row.abandoned_at !== null ? 'abandoned' : 'queued',
+      createdAt: Number(row.created_at),
+      expiresAt: Number(row.expires_at),
+      attempts: row.attempts,
+      nextAttemptAt: Number(row.next_attempt_at),
+      sentAt: row.sent_at === null ? null : Number(row.sent_at),
+      abandonedAt: row.abandoned_at === null ? null : Number(row.abandoned_at),
+      lastError: row.last_error,
+    })),
+  }
+}
+
 /**
  * Makes queued mail (one, or all) due now, ending its backoff; the worker of any running instance
- * delivers it on its next round. Returns how many mails were made due.
+ * delivers it on its next round. A mail whose link has expired is not made due again: the worker
+ * would only abandon it. Returns how many mails were made due.
  */
 export async function retryQueuedMail(
   db: Queryable,
@@ -244,6 +316,7 @@ export async function retryQueuedMail(
     .set({ next_attempt_at: now })
     .where('sent_at', 'is', null)
     .where('abandoned_at', 'is', null)
+    .where('expires_at', '>', now)
   if (mailId !== null) query = query.where('id', '=', mailId)
   const result = await query.executeTakeFirst()
   return Number(result.numUpdatedRows)

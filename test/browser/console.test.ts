@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
@@ -14,10 +14,12 @@ import {
 } from '../helpers/webhook-receiver.js'
 
 /**
- * The operator console in headless Chromium at phone size: a sign-in link, the overview, a user
- * found, revoked and erased, a dead event retried — by keyboard where a person would use it —
- * with zero axe-core violations and zero CSP violations on every page. Screenshots of each page
- * in both languages go to docs/screenshots (docs/console.md).
+ * The operator console in headless Chromium at phone size: a sign-in link pasted into the tab
+ * already showing the sign-in page, a deep link kept through sign-in, the overview, the users
+ * list, a user revoked, downloaded and erased, page 2 of the events and "Retry all", a viewer
+ * refused — by keyboard where a person would use it — with zero axe-core violations and zero CSP
+ * violations on every page, in both languages. Screenshots of each page go to docs/screenshots
+ * (docs/console.md).
  */
 const SCREENSHOTS = 'docs/screenshots'
 const PHONE = { width: 390, height: 844 }
@@ -62,8 +64,10 @@ describe('the operator console in a browser', () => {
     const context = await browser.newContext({
       viewport: PHONE,
       locale,
+      timezoneId: 'Asia/Shanghai',
       isMobile: true,
       hasTouch: true,
+      acceptDownloads: true,
     })
     // Installed by the browser before any page script: the pages' own CSP does not apply to it.
     await context.addInitScript(
@@ -95,24 +99,28 @@ describe('the operator console in a browser', () => {
 
   /** The same page in Chinese (the switch writes ?lang=zh-CN), checked and shot. */
   async function inChinese(page: Page, name: string): Promise<void> {
-    const url = new URL(page.url())
-    url.searchParams.set('lang', 'zh-CN')
-    await page.goto(url.toString())
+    await page.getByRole('link', { name: '中文' }).click()
+    await page.waitForURL(/lang=zh-CN/)
     assert.equal(await page.locator('html').getAttribute('lang'), 'zh-CN')
     await checkPage(page, `${name}-zh-CN`)
   }
 
-  it('walks link → overview → find a user → revoke → erase → retry a dead event, in reach of the keyboard', async () => {
-    // A user with a dead event, a linked user, traffic for the charts.
-    const doomed = await registerMessenger(stack)
-    for (let round = 0; round < 5; round += 1) {
-      await stack.service.webhookWorker!.runOnce()
-      stack.service.clock.advance(60_000)
+  /** Runs the webhook worker until the receiver's failures have made every event dead. */
+  async function killEvents(): Promise<void> {
+    const worker = stack.service.webhookWorker!
+    await worker.runOnce()
+    for (let round = 0; round < 8; round += 1) {
+      stack.service.clock.advance(30_000)
+      await worker.runOnce()
     }
-    await stack.service.webhookWorker!.runOnce()
-    failing = false
+  }
+
+  it('walks sign-in, the lists, a user, page 2 of the events, Retry all and a download, in reach of the keyboard', async () => {
+    // 26 users with dead events (52: past one page), a linked user, traffic for the charts.
+    const doomed = await registerMessenger(stack)
+    for (let index = 0; index < 25; index += 1) await registerMessenger(stack)
+    await killEvents()
     const linked = await registerUniversity(stack, 'linked@example.edu')
-    await stack.service.webhookWorker!.runOnce()
 
     const context = await phone('en')
     const page = await context.newPage()
@@ -124,24 +132,37 @@ describe('the operator console in a browser', () => {
       )
     })
 
-    // Without a session: the sign-in page, and a link that has been used.
+    // Without a session: the sign-in page. A link pasted into this tab signs in (no reload).
     await page.goto(`${stack.service.url}/console`)
     assert.equal(new URL(page.url()).pathname, '/console/sign-in')
     await checkPage(page, 'sign-in-en')
     await inChinese(page, 'sign-in')
-
+    await page.goto(`${stack.service.url}/console/sign-in`)
     const { address } = await consoleLink(stack.service, 'alice')
+    const requested: string[] = []
+    const onRequest = (request: { method(): string; url(): string }) =>
+      requested.push(`${request.method()} ${new URL(request.url()).pathname}`)
+    page.on('request', onRequest)
     await page.goto(address)
     await page.waitForURL(`${stack.service.url}/console`)
+    page.off('request', onRequest)
+    // Only the fragment changed: no reload of the sign-in page, the script posted at once.
+    assert.equal(requested[0], 'POST /console/sign-in', requested.join(', '))
     assert.equal(await page.locator('h1').textContent(), 'Overview')
-    assert.equal(await page.getByRole('img', { name: /^New users per day: \d+/ }).count(), 1)
+    assert.equal(
+      await page.getByRole('img', { name: /^New users, total of the last 30 days: \d+/ }).count(),
+      1,
+    )
     await checkPage(page, 'overview-en')
-    const overviewWeight =
-      (weights.get('/console') ?? 0) +
-      (weights.get('/console/assets/console.css') ?? 0) +
-      (weights.get('/console/assets/console.js') ?? 0)
+    const assets = [...weights.keys()].filter((path) => path.startsWith('/console/assets/'))
+    const overviewWeight = [...assets, '/console'].reduce(
+      (sum, path) => sum + (weights.get(path) ?? 0),
+      0,
+    )
     console.log(`overview page weight: ${overviewWeight} bytes uncompressed`)
     assert.ok(overviewWeight > 0 && overviewWeight < 60_000, `page weight ${overviewWeight}`)
+    // Times are the browser's: Shanghai is UTC+8, and no "UTC" is left on the page.
+    assert.doesNotMatch((await page.locator('main').textContent()) ?? '', / UTC\b(?! day)/)
     await inChinese(page, 'overview')
 
     // The used link: 401 and a page that says so.
@@ -155,50 +176,76 @@ describe('the operator console in a browser', () => {
     await usedInChinese.goto(address)
     await usedInChinese.locator('h1', { hasText: '此登录链接无效或已被使用' }).waitFor()
     await checkPage(usedInChinese, 'link-used-zh-CN')
+
+    // A deep link asked without a session comes back after sign-in, in its language.
+    const deep = `${stack.service.url}/console/users/${encodeURIComponent(linked.openId)}?lang=zh-CN`
+    await usedInChinese.goto(deep)
+    await usedInChinese.waitForURL(/\/console\/sign-in\?next=/)
+    await usedInChinese.goto((await consoleLink(stack.service, 'alice')).address)
+    await usedInChinese.waitForURL(deep)
+    assert.equal(await usedInChinese.locator('h1').textContent(), linked.openId)
     await chinese.close()
 
-    // Find the user, by keyboard.
+    // The users list, then a search, by keyboard.
     await page.goto(`${stack.service.url}/console`)
     await page.getByRole('link', { name: 'Users' }).focus()
     await page.keyboard.press('Enter')
     await page.waitForURL(/\/console\/users$/)
-    const search = page.getByRole('searchbox', { name: 'Search users' })
-    await search.focus()
-    await page.keyboard.type(doomed.openId)
-    await page.keyboard.press('Enter')
-    await page.waitForURL(/\/console\/users\?q=/)
+    await page.getByText(/^1–\d+ of \d+$/).waitFor()
     await checkPage(page, 'users-en')
     await inChinese(page, 'users')
-    await page.goBack()
+    await page.goto(`${stack.service.url}/console/users`)
+    const search = page.getByRole('searchbox', { name: 'Search users' })
+    await search.focus()
+    await page.keyboard.type(doomed.openId.slice(0, 12).toUpperCase())
+    await page.keyboard.press('Enter')
+    await page.waitForURL(/\/console\/users\?q=/)
     await page.getByRole('link', { name: doomed.openId }).focus()
     await page.keyboard.press('Enter')
     await page.waitForURL(/\/console\/users\/[^?]+$/)
     await checkPage(page, 'user-en')
 
-    // Revoke, then erase with the typed confirmation.
-    await page.getByRole('button', { name: 'Revoke session' }).focus()
+    // Download what campusgate holds about the user, then revoke and erase.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download data' }).click(),
+    ])
+    const document = JSON.parse(await readFile(await download.path(), 'utf8')) as {
+      user: { openId: string }
+    }
+    assert.equal(document.user.openId, doomed.openId)
+    await page.getByRole('button', { name: 'Revoke all sessions' }).focus()
     await page.keyboard.press('Enter')
-    await page.getByRole('status').filter({ hasText: 'The session is revoked.' }).waitFor()
+    await page.getByRole('status').filter({ hasText: 'Every session is revoked.' }).waitFor()
+    assert.equal(await page.getByRole('button', { name: 'Revoke session' }).count(), 0)
     await page.getByLabel('Type the openId to confirm').fill(doomed.openId)
     await page.getByRole('button', { name: 'Erase user' }).focus()
     await page.keyboard.press('Enter')
     await page.getByRole('status').filter({ hasText: 'The user is erased.' }).waitFor()
 
-    // The linked user's page, with its university identity, in both languages.
-    await page.getByRole('searchbox', { name: 'Search users' }).fill(linked.openId)
-    await page.keyboard.press('Enter')
-    await page.getByRole('link', { name: linked.openId }).click()
-    await page.waitForURL(/\/console\/users\/[^?]+$/)
+    // The linked user's page, with its university identity, in Chinese.
+    await page.goto(`${stack.service.url}/console/users/${encodeURIComponent(linked.openId)}`)
     await inChinese(page, 'user')
 
-    // Retry the dead event.
+    // Dead events: page 2, then "Retry all" for the endpoint.
     await page.goto(`${stack.service.url}/console/events?state=dead`)
+    await page.getByText(/^1–50 of 5\d$/).waitFor()
+    await page.getByRole('link', { name: 'Next' }).focus()
+    await page.keyboard.press('Enter')
+    await page.waitForURL(/page=2/)
+    await page.getByText(/^51–5\d of 5\d$/).waitFor()
     await checkPage(page, 'events-en')
     await inChinese(page, 'events')
-    await page.goto(`${stack.service.url}/console/events?state=dead`)
-    await page.getByRole('button', { name: 'Retry' }).first().focus()
+    await page.getByRole('link', { name: '上一页' }).click()
+    await page.waitForURL((url) => !url.searchParams.has('page'))
+    failing = false
+    await page.getByRole('button', { name: '全部重试' }).focus()
     await page.keyboard.press('Enter')
-    await page.getByRole('status').filter({ hasText: 'The event is pending again.' }).waitFor()
+    await page
+      .getByRole('status')
+      .filter({ hasText: '该端点所有已失败的投递已重新进入待投递。' })
+      .waitFor()
+    assert.equal(new URL(page.url()).searchParams.get('lang'), 'zh-CN', 'the language is kept')
 
     await page.goto(`${stack.service.url}/console/mail`)
     await checkPage(page, 'mail-en')
@@ -214,6 +261,42 @@ describe('the operator console in a browser', () => {
     await page.waitForURL(/\/console\/sign-in$/)
     await context.close()
 
+    assert.deepEqual(cspViolations, [], 'no page reported a CSP violation')
+  })
+
+  it('shows a viewer no action and refuses one forged with a valid CSRF token, in both languages', async () => {
+    const user = await registerUniversity(stack, 'viewed@example.edu')
+    for (const locale of ['en', 'zh-CN'] as const) {
+      const context = await phone(locale)
+      const page = await context.newPage()
+      await page.goto((await consoleLink(stack.service, 'vera', 'viewer')).address)
+      await page.waitForURL(`${stack.service.url}/console`)
+      await page.goto(`${stack.service.url}/console/users/${encodeURIComponent(user.openId)}`)
+      assert.equal(await page.getByRole('button').count(), 1, 'only Sign out')
+      await checkPage(page, `user-viewer-${locale}`)
+      // The forged request: a form built in the page with its own CSRF token, posted.
+      await page.evaluate(`(() => {
+        const form = document.createElement('form')
+        form.method = 'post'
+        form.action = location.pathname + '/unlink'
+        const csrf = document.querySelector('input[name=csrf]').cloneNode()
+        form.append(csrf)
+        document.body.append(form)
+        form.submit()
+      })()`)
+      await page.waitForURL(/\/unlink$/)
+      await page
+        .locator('h1', {
+          hasText: locale === 'en' ? 'Not allowed for your role' : '你的角色不允许此操作',
+        })
+        .waitFor()
+      await checkPage(page, `role-refused-${locale}`)
+      await context.close()
+    }
+    const session = await fetch(`${stack.service.url}/session`, {
+      headers: { authorization: user.sessionKey },
+    })
+    assert.equal(((await session.json()) as { tier: string }).tier, 'university-registered')
     assert.deepEqual(cspViolations, [], 'no page reported a CSP violation')
   })
 })

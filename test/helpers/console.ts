@@ -31,12 +31,20 @@ export async function campusgate(
 /** The key the console tests' services and commands share (the CLI reads what the app wrote). */
 export const TEST_KEY = Buffer.alloc(32, 7).toString('base64')
 
-/** `campusgate console link --name NAME`: the printed address and its token. */
+/** `campusgate console link --name NAME [--role ROLE]`: the printed address and its token. */
 export async function consoleLink(
   service: RunningService,
   name = 'alice',
+  role: 'admin' | 'viewer' | null = null,
 ): Promise<{ address: string; token: string }> {
-  const run = await campusgate(service, 'console', 'link', '--name', name)
+  const run = await campusgate(
+    service,
+    'console',
+    'link',
+    '--name',
+    name,
+    ...(role === null ? [] : ['--role', role]),
+  )
   assert.equal(run.code, 0, run.err)
   const address = run.out.trim()
   const token = address.split('#token=')[1] ?? ''
@@ -79,9 +87,24 @@ export interface SignedIn {
   csrf: string
 }
 
+/** The sign-in page's POST of a link's token, from the page itself (same origin). */
+export function postSignIn(
+  service: { url: string; config?: { publicBaseUrl: string } },
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
+  return postForm(`${service.url}/console/sign-in`, fields, {
+    origin: new URL(service.config?.publicBaseUrl ?? service.url).origin,
+    ...headers,
+  })
+}
+
 /** Spends a link's token as the sign-in page does, and reads the CSRF token off the overview. */
-export async function signIn(service: { url: string }, token: string): Promise<SignedIn> {
-  const answer = await postForm(`${service.url}/console/sign-in`, { token })
+export async function signIn(
+  service: { url: string; config?: { publicBaseUrl: string } },
+  token: string,
+): Promise<SignedIn> {
+  const answer = await postSignIn(service, { token })
   assert.equal(answer.status, 303, answer.text)
   assert.equal(answer.headers.get('location'), '/console')
   const setCookie = parseSetCookie(answer.headers.get('set-cookie') ?? '')
@@ -115,7 +138,7 @@ export function fromConsole(
 /** A second instance of the service on the same database, as a scaled-out deployment runs. */
 export async function startSecondInstance(
   service: RunningService,
-): Promise<Campusgate & { url: string; close(): Promise<void> }> {
+): Promise<Campusgate & { url: string; config: RunningService['config']; close(): Promise<void> }> {
   const db = createDb(service.config.databaseUrl, { poolSize: 2 })
   const config = { ...service.config, port: 0 }
   const second = await buildApp({
@@ -128,6 +151,7 @@ export async function startSecondInstance(
   const url = await second.app.listen({ port: 0, host: '127.0.0.1' })
   return {
     ...second,
+    config,
     url,
     async close() {
       await second.app.close()

@@ -9,12 +9,13 @@ import {
   fromConsole,
   getPage,
   postForm,
+  postSignIn,
   signIn,
   startSecondInstance,
   TEST_KEY,
 } from '../helpers/console.js'
 import { call, startService, type RunningService } from '../helpers/service.js'
-import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+import { registerMessenger, sessionOf, startStack, type Stack } from '../helpers/stack.js'
 
 const MINUTE = 60_000
 const ENV = { DATA_ENCRYPTION_KEY: TEST_KEY }
@@ -54,9 +55,9 @@ describe('the operator console: signing in and out', () => {
     assert.ok(!JSON.stringify(rows).includes(token), 'the token itself is not')
   })
 
-  it('signs in with the link: 303 to /console and the cookie named and flagged as SPEC says', async () => {
+  it('signs in with the link: 303 to /console and the cookie named and flagged as docs/console.md says', async () => {
     const { token } = await consoleLink(service)
-    const answer = await postForm(`${service.url}/console/sign-in`, { token })
+    const answer = await postSignIn(service, { token })
     assert.equal(answer.status, 303)
     assert.equal(answer.headers.get('location'), '/console')
     const header = answer.headers.get('set-cookie') ?? ''
@@ -82,18 +83,20 @@ describe('the operator console: signing in and out', () => {
   it('refuses a link used once already with 401 and a page saying so', async () => {
     const { token } = await consoleLink(service)
     await signIn(service, token)
-    const again = await postForm(`${service.url}/console/sign-in`, { token })
+    const again = await postSignIn(service, { token })
     assert.equal(again.status, 401)
     assert.match(again.text, /invalid or used/)
     assert.equal(again.headers.get('set-cookie'), null)
   })
 
-  it('answers every console URL without a session 303 to /console/sign-in', async () => {
+  it('answers every console URL without a session 303 to /console/sign-in, naming the page asked for', async () => {
     const unknown = ['/no-such-page', '/users/someone/nothing']
     for (const path of ['', '/users', '/users/someone', '/events', '/mail', '/audit', ...unknown]) {
       const answer = await getPage(`${service.url}/console${path}`, null)
       assert.equal(answer.status, 303, path)
-      assert.equal(answer.headers.get('location'), '/console/sign-in', path)
+      const location = new URL(answer.headers.get('location') ?? '', 'http://x.invalid')
+      assert.equal(location.pathname, '/console/sign-in', path)
+      assert.equal(location.searchParams.get('next'), path === '' ? null : `/console${path}`)
     }
     const post = await postForm(`${service.url}/console/users/someone/erase`, {
       confirm: 'someone',
@@ -103,6 +106,71 @@ describe('the operator console: signing in and out', () => {
     const page = await getPage(`${service.url}/console/sign-in`, null)
     assert.equal(page.status, 200)
     assert.match(page.text, /campusgate console link/)
+  })
+
+  it('returns to the page asked for after sign-in, in its language', async () => {
+    const asked = await getPage(`${service.url}/console/audit?type=logout&lang=zh-CN`, null)
+    const location = asked.headers.get('location') ?? ''
+    assert.equal(
+      location,
+      '/console/sign-in?next=%2Fconsole%2Faudit%3Ftype%3Dlogout%26lang%3Dzh-CN&lang=zh-CN',
+    )
+    const page = await getPage(`${service.url}${location}`, null)
+    assert.match(page.text, /<html lang="zh-CN">/)
+    assert.match(
+      page.text,
+      /name="next" id="next" value="\/console\/audit\?type=logout&amp;lang=zh-CN"/,
+    )
+    const { token } = await consoleLink(service)
+    const answer = await postSignIn(service, {
+      token,
+      next: '/console/audit?type=logout&lang=zh-CN',
+    })
+    assert.equal(answer.status, 303)
+    assert.equal(answer.headers.get('location'), '/console/audit?type=logout&lang=zh-CN')
+  })
+
+  it('refuses every return target that is not a console path of this origin', async () => {
+    const tricks = [
+      'https://evil.example/console',
+      '//evil.example/console',
+      '/\\evil.example/console',
+      '\\evil.example',
+      '/console/../evil',
+      '/console/%2e%2e/%2e%2e/evil',
+      '/consolex',
+      '/console@evil.example',
+      'javascript:alert(1)',
+      '/console/\nLocation: https://evil.example',
+      '/console/sign-in',
+      'http://localhost/console',
+    ]
+    for (const next of tricks) {
+      const { token } = await consoleLink(service)
+      const answer = await postSignIn(service, { token, next })
+      assert.equal(answer.status, 303, next)
+      assert.equal(answer.headers.get('location'), '/console', next)
+      const page = await getPage(
+        `${service.url}/console/sign-in?next=${encodeURIComponent(next)}`,
+        null,
+      )
+      assert.match(page.text, /name="next" id="next" value=""/, next)
+    }
+  })
+
+  it('refuses a sign-in POST from another origin with 403 csrf-check-failed and spends no link', async () => {
+    const { token } = await consoleLink(service)
+    for (const headers of <Record<string, string>[]>[
+      { origin: 'https://evil.example' },
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+      {},
+    ]) {
+      const answer = await postForm(`${service.url}/console/sign-in`, { token }, headers)
+      assert.equal(answer.status, 403, JSON.stringify(headers))
+      assert.match(answer.text, /@forbidden\/csrf-check-failed/)
+      assert.equal(answer.headers.get('set-cookie'), null)
+    }
+    assert.equal((await postSignIn(service, { token })).status, 303, 'the link is still unused')
   })
 
   it('answers an address under /console that names no page 404 to a signed-in operator, as a console page', async () => {
@@ -153,7 +221,7 @@ describe('the operator console: signing in and out', () => {
 
   it('audits every sign-in, refused sign-in and sign-out, naming the operator', async () => {
     const session = await signIn(service, (await consoleLink(service, 'carol')).token)
-    await postForm(`${service.url}/console/sign-in`, { token: 'nope' })
+    await postSignIn(service, { token: 'nope' })
     await fromConsole(service, session, '/console/sign-out')
     const events = await auditTypes(service)
     const tail = events.slice(-3)
@@ -169,11 +237,11 @@ describe('the operator console: time', () => {
   it('refuses an unknown token and a link older than 10 minutes', async () => {
     const service = await startService(ENV, { clock: new TestClock(Date.now()) })
     try {
-      const unknown = await postForm(`${service.url}/console/sign-in`, { token: 'x'.repeat(43) })
+      const unknown = await postSignIn(service, { token: 'x'.repeat(43) })
       assert.equal(unknown.status, 401)
       const { token } = await consoleLink(service)
       service.clock.advance(10 * MINUTE + 1000)
-      const late = await postForm(`${service.url}/console/sign-in`, { token })
+      const late = await postSignIn(service, { token })
       assert.equal(late.status, 401)
       assert.match(late.text, /invalid or used/)
     } finally {
@@ -351,7 +419,7 @@ describe('the operator console across instances and by configuration', () => {
       assert.equal((await getPage(`${second.url}/console`, bob.cookie)).status, 303)
       assert.equal((await getPage(`${service.url}/console`, bob.cookie)).status, 303)
       assert.equal((await getPage(`${second.url}/console`, dave.cookie)).status, 200)
-      const late = await postForm(`${second.url}/console/sign-in`, { token: unused.token })
+      const late = await postSignIn(second, { token: unused.token })
       assert.equal(late.status, 401, "revoke also voids the operator's unused links")
 
       const all = await campusgate(service, 'console', 'revoke', '--all')
@@ -370,8 +438,8 @@ describe('the operator console across instances and by configuration', () => {
     try {
       const { token } = await consoleLink(service)
       const answers = await Promise.all([
-        postForm(`${service.url}/console/sign-in`, { token }),
-        postForm(`${second.url}/console/sign-in`, { token }),
+        postSignIn(service, { token }),
+        postSignIn(second, { token }),
       ])
       assert.deepEqual(answers.map((answer) => answer.status).sort(), [303, 401])
     } finally {
@@ -384,7 +452,7 @@ describe('the operator console across instances and by configuration', () => {
     const service = await startService({ ...ENV, PUBLIC_BASE_URL: 'https://campusgate.example' })
     try {
       const { token } = await consoleLink(service)
-      const answer = await postForm(`${service.url}/console/sign-in`, { token })
+      const answer = await postSignIn(service, { token })
       assert.equal(answer.status, 303)
       const header = answer.headers.get('set-cookie') ?? ''
       assert.match(header, /^__Host-campusgate-console=[A-Za-z0-9_-]{43};/)
@@ -395,20 +463,36 @@ describe('the operator console across instances and by configuration', () => {
     }
   })
 
-  it('counts failed sign-ins against RATE_LIMIT_REGISTRATION_PER_ADDRESS', async () => {
-    const service = await startService({ ...ENV, RATE_LIMIT_REGISTRATION_PER_ADDRESS: '3' })
+  it("counts failed sign-ins in the console's own limit, answers a page saying when to try again, and never blocks students", async () => {
+    const stack = await startStack({
+      ...ENV,
+      RATE_LIMIT_CONSOLE_SIGN_IN_PER_ADDRESS: '3',
+      RATE_LIMIT_REGISTRATION_PER_ADDRESS: '100',
+    })
+    const service = stack.service
     try {
+      // Successful sign-ins do not count.
+      for (let round = 0; round < 4; round += 1)
+        await signIn(service, (await consoleLink(service)).token)
       for (let attempt = 0; attempt < 3; attempt += 1) {
-        const answer = await postForm(`${service.url}/console/sign-in`, {
-          token: `guess-${attempt}`,
-        })
+        const answer = await postSignIn(service, { token: `guess-${attempt}` })
         assert.equal(answer.status, 401)
       }
-      const refused = await postForm(`${service.url}/console/sign-in`, { token: 'guess-4' })
+      const { token } = await consoleLink(service)
+      const refused = await postSignIn(service, { token }, { 'accept-language': 'zh-CN' })
       assert.equal(refused.status, 429)
-      assert.ok(Number(refused.headers.get('retry-after')) >= 1)
+      const retryAfter = Number(refused.headers.get('retry-after'))
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter))
+      assert.match(refused.headers.get('content-type') ?? '', /^text\/html/)
+      assert.match(refused.text, /<html lang="zh-CN">/)
+      assert.match(refused.text, new RegExp(`请在 ${retryAfter} 秒后重试`))
+      assert.match(refused.text, /<time datetime="20\d\d-/)
+      assert.equal(refused.headers.get('set-cookie'), null, 'the good link was not even tried')
+      // The students on the same address register as before.
+      const student = await registerMessenger(stack)
+      assert.equal((await sessionOf(stack, student.sessionKey)).status, 200)
     } finally {
-      await service.close()
+      await stack.close()
     }
   })
 

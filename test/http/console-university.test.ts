@@ -11,7 +11,7 @@ import {
 import { parseSetCookie } from '../helpers/stack.js'
 
 /**
- * SPEC.md, "Operator console": with UNIVERSITY_PROTOCOL=oidc and CONSOLE_OPERATORS, the operators
+ * docs/console.md: with UNIVERSITY_PROTOCOL=oidc and CONSOLE_OPERATORS, the operators
  * it lists sign in with their university account (its own state, nonce and PKCE); anyone else is
  * refused. Against oidc-provider, as tier 2's OIDC tests.
  */
@@ -20,16 +20,22 @@ describe('the operator console: university sign-in of CONSOLE_OPERATORS', () => 
 
   before(async () => {
     stack = await startOidcStack(
-      // alice by email (any case), carol by subject; bob is a member but no operator.
-      { DATA_ENCRYPTION_KEY: TEST_KEY, CONSOLE_OPERATORS: 'ALICE@uni.example.ac.uk, carol-0003' },
+      // alice by email (any case), carol by subject as a viewer; bob is a member but no operator.
+      {
+        DATA_ENCRYPTION_KEY: TEST_KEY,
+        CONSOLE_OPERATORS: 'ALICE@uni.example.ac.uk, carol-0003:viewer',
+      },
       { clock: new TestClock(Date.now()) },
     )
   })
   after(() => stack.close())
 
   /** The browser: start at the console, sign in at the provider, come back with the attempt cookie. */
-  async function signInAs(member: 'alice' | 'bob' | 'carol') {
-    const start = await getPage(`${stack.service.url}/console/sign-in/university`, null)
+  async function signInAs(member: 'alice' | 'bob' | 'carol', next = '') {
+    const start = await getPage(
+      `${stack.service.url}/console/sign-in/university${next === '' ? '' : `?next=${encodeURIComponent(next)}`}`,
+      null,
+    )
     assert.equal(start.status, 303)
     const location = start.headers.get('location') ?? ''
     const attempt = parseSetCookie(start.headers.get('set-cookie') ?? '')
@@ -71,10 +77,10 @@ describe('the operator console: university sign-in of CONSOLE_OPERATORS', () => 
     }
   })
 
-  it('signs in an operator listed by email, and one listed by subject, naming the subject', async () => {
-    for (const [member, subject] of [
-      ['alice', 'alice-0001'],
-      ['carol', 'carol-0003'],
+  it('signs in an operator listed by email, and one listed by subject as a viewer, naming the subject', async () => {
+    for (const [member, subject, role] of [
+      ['alice', 'alice-0001', 'admin'],
+      ['carol', 'carol-0003', 'viewer'],
     ] as const) {
       const { back } = await signInAs(member)
       assert.equal(back.status, 200, back.text)
@@ -95,9 +101,19 @@ describe('the operator console: university sign-in of CONSOLE_OPERATORS', () => 
       const audited = await lastAudit()
       assert.deepEqual(
         [audited.type, audited.actor, audited.detail],
-        ['console-sign-in', `console:${subject}`, '{"method":"university"}'],
+        ['console-sign-in', `console:${subject}`, `{"method":"university","role":"${role}"}`],
       )
     }
+  })
+
+  it('returns to the page asked for through the round trip, and to the overview for a foreign target', async () => {
+    const { back } = await signInAs('alice', '/console/audit?type=logout')
+    assert.match(
+      back.text,
+      /<meta http-equiv="refresh" content="0;url=\/console\/audit\?type=logout">/,
+    )
+    const evil = await signInAs('alice', '//evil.example/console')
+    assert.match(evil.back.text, /<meta http-equiv="refresh" content="0;url=\/console">/)
   })
 
   it('refuses a member who is not an operator, and a callback without the attempt cookie', async () => {

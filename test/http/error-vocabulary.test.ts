@@ -18,6 +18,7 @@ import {
 import { addForumRoute } from '../helpers/app-routes.js'
 import { documentationProblems, type ProducedError } from '../helpers/documentation.js'
 import { rawRequest } from '../helpers/raw-http.js'
+import { fromConsole, signIn } from '../helpers/console.js'
 
 const DATABASE_UNAVAILABLE = '@service-unavailable/database-unavailable'
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
@@ -199,6 +200,25 @@ describe('the error vocabulary', () => {
       403,
       '@forbidden/insufficient-registration-tier',
     )
+  })
+
+  it("produces 403 operator-role from the operator console for a viewer's action", async () => {
+    const link = await stack.service.consoleSessions.createLink('vera', 'viewer', {
+      actor: 'cli:test',
+      ip: null,
+    })
+    const viewer = await signIn(stack.service, link.token)
+    const answer = await fromConsole(
+      stack.service,
+      viewer,
+      '/console/mail/any/retry',
+      {},
+      { accept: 'application/json' },
+    )
+    assert.equal(answer.status, 403, answer.text)
+    // A console answer: its pages are no operations of the document (a shared response lists it).
+    assert.deepEqual(JSON.parse(answer.text), { error: '@forbidden/operator-role' })
+    produced.set('@forbidden/operator-role', 403)
   })
 
   it('produces 429 with Retry-After once a client exceeds the rate limit', async () => {

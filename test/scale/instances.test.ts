@@ -206,9 +206,39 @@ describe('three instances on one PostgreSQL and one Redis', () => {
     const keys = await redis.keys('campusgate:rate-limit:*')
     assert.ok(keys.length > 0)
     for (const key of keys) {
-      assert.match(key, /^campusgate:rate-limit:(address|sensitive|session):[^:]/, key)
+      assert.match(
+        key,
+        /^campusgate:rate-limit:(address|sensitive|session|console-sign-in):[^:]/,
+        key,
+      )
       assert.doesNotMatch(key, /undefined/, key)
     }
+  })
+
+  it("counts failed console sign-ins across instances in the console's own counter", async () => {
+    await resetRateLimits()
+    const origin = new URL(instances[A].url).origin
+    const signIn = (i: number) =>
+      fetch(on(i, '/console/sign-in'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+        body: 'token=guess',
+        redirect: 'manual',
+      })
+    // RATE_LIMIT_CONSOLE_SIGN_IN_PER_ADDRESS: 10 by default, whichever instance is asked.
+    for (let n = 0; n < 10; n += 1) {
+      const response = await signIn(n % 3)
+      await response.arrayBuffer()
+      assert.equal(response.status, 401, `try ${n}`)
+    }
+    for (const i of [A, B, C]) {
+      const response = await signIn(i)
+      assert.equal(response.status, 429, `instance ${i}`)
+      assert.match(await response.text(), /Too many failed sign-ins/)
+      assert.ok(Number(response.headers.get('retry-after')) >= 1)
+    }
+    // Students on the same address are not held back by it.
+    await register(B)
   })
 })
 

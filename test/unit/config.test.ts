@@ -468,6 +468,7 @@ describe('loadConfig: durations and numbers are bounded', () => {
     ['RATE_LIMIT_PER_ADDRESS', '1e12'],
     ['RATE_LIMIT_PER_SESSION', '-1'],
     ['RATE_LIMIT_REGISTRATION_PER_ADDRESS', '9999999999999'],
+    ['RATE_LIMIT_CONSOLE_SIGN_IN_PER_ADDRESS', '-1'],
     ['TRUST_PROXY', '99'],
   ] as const) {
     it(`refuses ${variable}=${value}`, () => refuses({ [variable]: value }, variable))
@@ -479,6 +480,7 @@ describe('loadConfig: durations and numbers are bounded', () => {
       RATE_LIMIT_PER_ADDRESS: '0',
       RATE_LIMIT_REGISTRATION_PER_ADDRESS: '5',
       RATE_LIMIT_PER_SESSION: '7',
+      RATE_LIMIT_CONSOLE_SIGN_IN_PER_ADDRESS: '3',
       REQUEST_TIMEOUT: '2s',
     })
     assert.deepEqual(config.rateLimit, {
@@ -486,6 +488,7 @@ describe('loadConfig: durations and numbers are bounded', () => {
       globalMax: 0,
       sensitiveMax: 5,
       perSessionMax: 7,
+      consoleSignInMax: 3,
     })
     assert.equal(config.requestTimeoutMs, 2000)
     const defaults = loadConfig({})
@@ -494,6 +497,7 @@ describe('loadConfig: durations and numbers are bounded', () => {
       globalMax: 1000,
       sensitiveMax: 100,
       perSessionMax: 600,
+      consoleSignInMax: 10,
     })
     assert.equal(defaults.requestTimeoutMs, 30_000)
   })

@@ -1,0 +1,159 @@
+import { escapeHtml as e } from '../../lib/html.js'
+import type { Paged } from '../../lib/paging.js'
+import type { AuditEventRow } from '../../db/schema.js'
+import type { EventView } from '../../events/service.js'
+import type { DeviceSession } from '../../sessions/service.js'
+import { actionButton, canAct, consolePage, csrfField, href, type PageContext } from '../layout.js'
+import type { UserQuery, UserRowView, UserTier } from '../reads.js'
+import { cards, dayTag, langField, notice, pager, selectField, timeTag } from '../widgets.js'
+import { WORDS } from '../words.js'
+import { auditRows, auditHeaders } from './audit.js'
+import { eventRows, eventHeaders } from './events.js'
+
+export function userHref(context: PageContext, openId: string): string {
+  return href(context, `/console/users/${encodeURIComponent(openId)}`)
+}
+
+function queryParams(query: UserQuery): Record<string, string | null> {
+  return {
+    q: query.search === '' ? null : query.search,
+    tier: query.tier,
+    sort: query.sort === 'created' ? null : query.sort,
+  }
+}
+
+/** The list of users, newest first or by last activity, filtered by tier, searched. */
+export function usersPage(
+  context: PageContext,
+  query: UserQuery,
+  list: Paged<UserRowView>,
+  message: string | null,
+): string {
+  const words = WORDS[context.locale]
+  const w = words.users
+  const tiers: UserTier[] = ['none', 'messenger-registered', 'university-registered']
+  const form = `<form method="get" action="/console/users" role="search" class="filters">${langField(context)}
+<div class="grow"><label for="q">${e(w.search)}</label>
+<input type="search" id="q" name="q" value="${e(query.search)}" maxlength="320" autocomplete="off" aria-describedby="q-hint"></div>
+${selectField('tier', 'tier', w.tier, [['', w.anyTier], ...tiers.map((tier) => [tier, words.tiers[tier]] as const)], query.tier ?? '')}
+${selectField(
+  'sort',
+  'sort',
+  w.sort,
+  [
+    ['created', w.sortCreated],
+    ['active', w.sortActive],
+  ],
+  query.sort,
+)}
+<button type="submit">${e(w.button)}</button>
+<p id="q-hint" class="muted hint">${e(w.hint)}</p>
+</form>`
+  const rows = cards(
+    [w.openId, w.email, w.tier, w.created, w.lastActive],
+    list.rows.map((user) => [
+      `<a href="${e(userHref(context, user.openId))}">${e(user.openId)}</a>`,
+      e(user.universityEmail ?? '–'),
+      e(words.tiers[user.tier]),
+      timeTag(user.createdAt),
+      dayTag(user.lastActiveDay, w.never),
+    ]),
+    w.noMatch,
+  )
+  const paging = pager(context, list, {
+    path: '/console/users',
+    params: queryParams(query),
+    label: w.title,
+  })
+  return consolePage(context, w.title, `${notice(message)}${form}${paging}${rows}`, 'users')
+}
+
+export interface UserPageData {
+  id: string
+  openId: string
+  createdAt: number
+  tier: UserTier
+  university: {
+    subject: string | null
+    issuer: string | null
+    email: string | null
+    name: string | null
+  } | null
+  universityLinkedAt: number | null
+  /** Every live session, most recently used first. */
+  sessions: readonly DeviceSession[]
+  trail: Paged<AuditEventRow>
+  events: Paged<EventView>
+}
+
+/**
+ * One user: tier, university identity, sessions, audit trail and lifecycle events, and the
+ * actions, each only where it would change something and only for an admin.
+ */
+export function userPage(context: PageContext, user: UserPageData, message: string | null): string {
+  const words = WORDS[context.locale]
+  const w = words.users
+  const base = `/console/users/${encodeURIComponent(user.openId)}`
+  const identity =
+    user.university === null
+      ? `<p>${e(w.notLinked)}</p>`
+      : `<dl class="facts">
+<div><dt>${e(w.subject)}</dt><dd>${e(user.university.subject ?? '–')}</dd></div>
+<div><dt>${e(w.email)}</dt><dd>${e(user.university.email ?? '–')}</dd></div>
+<div><dt>${e(w.name)}</dt><dd>${e(user.university.name ?? '–')}</dd></div>
+<div><dt>${e(w.linkedAt)}</dt><dd>${user.universityLinkedAt === null ? e(w.notLinked) : timeTag(user.universityLinkedAt)}</dd></div>
+</dl>`
+  // A viewer's cards have no action column: nothing would be in it.
+  const acts = canAct(context)
+  const sessions = cards(
+    [w.device, w.created, w.lastUsed, w.expires, ...(acts ? [words.columns.action] : [])],
+    user.sessions.map((session) => [
+      e(session.device ?? w.unknownDevice),
+      timeTag(session.createdAt.getTime()),
+      timeTag(session.lastUsedAt.getTime()),
+      timeTag(session.expiresAt.getTime()),
+      ...(acts ? [actionButton(context, `${base}/revoke`, w.revoke, { session: session.id })] : []),
+    ]),
+    w.noSessions,
+  )
+  const actions = !acts
+    ? ''
+    : `<h2>${e(w.actions)}</h2>
+<div class="actions">
+${user.sessions.length > 0 ? actionButton(context, `${base}/revoke`, w.revokeAll, { session: 'all' }) : ''}
+${user.universityLinkedAt !== null ? actionButton(context, `${base}/unlink`, w.unlink) : ''}
+</div>
+<form method="post" action="${e(href(context, `${base}/data`))}" class="download">${csrfField(context)}
+<p class="muted">${e(w.downloadNote)}</p>
+<button type="submit">${e(w.download)}</button>
+</form>
+<form method="post" action="${e(href(context, `${base}/erase`))}" class="erase">${csrfField(context)}
+<p class="muted">${e(w.eraseNote)}</p>
+<label for="confirm">${e(w.confirm)}</label>
+<input id="confirm" name="confirm" autocomplete="off" required maxlength="256">
+<button type="submit" class="danger">${e(w.erase)}</button>
+</form>`
+  return consolePage(
+    context,
+    user.openId,
+    `${notice(message)}
+<dl class="facts">
+<div><dt>${e(w.openId)}</dt><dd><code>${e(user.openId)}</code></dd></div>
+<div><dt>${e(w.created)}</dt><dd>${timeTag(user.createdAt)}</dd></div>
+<div><dt>${e(w.tier)}</dt><dd>${e(words.tiers[user.tier])}</dd></div>
+</dl>
+<h2>${e(w.university)}</h2>
+${identity}
+<h2>${e(w.sessions)}</h2>
+<p class="muted">${e(words.pager.showing(user.sessions.length === 0 ? 0 : 1, user.sessions.length, user.sessions.length))}</p>
+${sessions}
+${actions}
+<h2>${e(w.events)}</h2>
+${pager(context, user.events, { path: base, param: 'events', params: { trail: user.trail.page === 1 ? null : String(user.trail.page) }, label: w.events })}
+${cards(eventHeaders(context, false), eventRows(context, user.events.rows, false), words.nothing)}
+<h2>${e(w.trail)}</h2>
+${pager(context, user.trail, { path: base, param: 'trail', params: { events: user.events.page === 1 ? null : String(user.events.page) }, label: w.trail })}
+${cards(auditHeaders(context), auditRows(context, user.trail.rows), words.nothing)}`,
+    'users',
+  )
+}
