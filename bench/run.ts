@@ -110,7 +110,7 @@ async function main(): Promise<number> {
   const servers = new Map<string, Server>()
   const controls = new Map<string, TouchControl>()
   try {
-    // SPEC "Rate limits": one address sends all the load, so the per-address limits are off.
+    // docs/decisions.md, "Rate limits": one address sends all the load, so the per-address limits are off.
     const hasLimitVariables = readsLimitVariables(ROOT)
     if (!hasLimitVariables && settings.quick) {
       // CI's --quick run is of this very build: a fallback here means the bench no longer

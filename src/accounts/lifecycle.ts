@@ -25,8 +25,8 @@ import {
  * registration does so by writing it), then touches the user's other rows. Two of them racing for
  * one user therefore queue on that row instead of deadlocking on PostgreSQL.
  *
- * Lifecycle events (`events`, SPEC.md "Lifecycle events (webhooks)") are written here too, in the
- * same transaction, under that lock, in the order SPEC gives for one action. With webhooks off
+ * Lifecycle events (`events`, docs/webhooks.md) are written here too, in the
+ * same transaction, under that lock, in the order docs/webhooks.md gives for one action. With webhooks off
  * (`events.enabled` false) nothing is read or written for them.
  */
 
@@ -127,7 +127,7 @@ type EndArgs = {
 /**
  * Ends the user's sessions `which` names (ids, or every one), each with its `session.ended`.
  * When none of the user's sessions lives on, the user's messenger session key and university token
- * are nullified and every pending confirmation link dies (docs/sessions.md, "Ending"); while
+ * are nullified and every pending confirmation link dies (docs/sessions.md, "Ending a session"); while
  * another lives they stay, so the other device keeps its tier. The ids ended and whether that was
  * the last live session; `null` when there is no such user or nothing was left to end.
  */

@@ -13,7 +13,7 @@ import { Worker } from 'node:worker_threads'
 import SQLite from 'better-sqlite3'
 
 /*
- * SQLite backups (SPEC "Backups (SQLite)"): a consistent copy of the live database made with
+ * SQLite backups (docs/operations.md, "Backups and restores"): a consistent copy of the live database made with
  * SQLite's online backup, checked before anyone relies on it, and put back only after checking.
  * This module knows files and SQLite; the schedule and the commands decide when.
  */

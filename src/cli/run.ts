@@ -22,7 +22,8 @@ import { recordCommands } from './records.js'
 import { serve } from './serve.js'
 import { sessionCommands } from './sessions.js'
 
-const COMMANDS: readonly Command[] = [
+/** Every command of `campusgate`, in the order `--help` lists them (docs/operations.md). */
+export const COMMANDS: readonly Command[] = [
   serve,
   ...maintenanceCommands,
   ...backupCommands,

@@ -9,7 +9,7 @@ export const PROVIDER_TIMEOUT_MS = 5000
 export const OUTBOX_DIR = './data/outbox'
 /** The window MAIL_LIMIT_PER_USER and MAIL_LIMIT_PER_RECIPIENT count over: "per hour". */
 export const MAIL_LIMIT_WINDOW_MS = 3_600_000
-/** SPEC.md, "Lifecycle events (webhooks)": a try not answered 2xx within 10 s is abandoned. */
+/** docs/webhooks.md, "Delivery": a try not answered 2xx within 10 s is abandoned. */
 export const WEBHOOK_TRY_TIMEOUT_MS = 10_000
 /** How often the webhook worker looks for due tries unwoken (a change wakes it at once). */
 export const WEBHOOK_POLL_INTERVAL_MS = 1000

@@ -53,7 +53,7 @@ export function checkProduction(
   if (allowed.length === 0) {
     report('MESSENGER_ALLOWED_APP_IDS', 'is required when NODE_ENV=production')
   }
-  // SPEC.md, "Messenger platform secrets": in production no AppSecret comes from a client.
+  // docs/security.md, "Threat model": in production no AppSecret comes from a client.
   const missing = allowed.filter((appId) => !messenger.appSecrets.has(appId))
   if (missing.length > 0) {
     report(

@@ -128,7 +128,7 @@ export interface BackupConfig {
   readonly keep: number
 }
 
-/** Lifecycle events (SPEC.md, "Lifecycle events (webhooks)"). */
+/** Lifecycle events (docs/webhooks.md). */
 export interface WebhookConfig {
   /** WEBHOOK_URL: every endpoint gets every event; empty: webhooks off. */
   readonly endpoints: readonly string[]
@@ -136,7 +136,7 @@ export interface WebhookConfig {
   readonly secrets: readonly string[]
   /** WEBHOOK_RETRY_FOR: how long failed tries are made again before the event is dead. */
   readonly retryForMs: number
-  /** A try not answered 2xx within this is abandoned (SPEC: 10 s; tests shorten it). */
+  /** A try not answered 2xx within this is abandoned (docs/webhooks.md: 10 s; tests shorten it). */
   readonly tryTimeoutMs: number
   /** How often the worker looks for due tries unwoken (a change wakes it at once). */
   readonly pollIntervalMs: number

@@ -52,7 +52,7 @@ export interface SqliteDb extends DbCommon {
    * Short writes run synchronously on the writing connection, outside Kysely, when no transaction
    * is open on it: the key check's touches, which otherwise pay Kysely's transaction machinery
    * (its mutex, a promise per statement) several times over what SQLite spends on them
-   * (docs/performance.md, "Touches").
+   * (docs/performance.md, "Touches at steady state (issue 38)").
    */
   readonly writer: SqlWriter
 }

@@ -44,7 +44,7 @@ export interface SessionTable {
   device: string | null
 }
 
-/** SPEC "Operator console": the user used its key on `day` ('YYYY-MM-DD', UTC). */
+/** docs/console.md, "What each page shows": the user used its key on `day` ('YYYY-MM-DD', UTC). */
 export interface UserActiveDayTable {
   user_id: string
   day: string

@@ -4,7 +4,7 @@ import { isWriteFault } from './failures.js'
 /**
  * Whether the database takes writes, as the last writes showed. A full disk, a file system turned
  * read-only or a PostgreSQL tablespace out of space leaves reads working, so a read cannot tell:
- * the writes that failed and succeeded tell, and readiness asks here (SPEC "Storage faults").
+ * the writes that failed and succeeded tell, and readiness asks here (docs/operations.md, "Storage faults").
  */
 export interface WriteHealth {
   /** The last write fault since the last probe write went through, or null while writes work. */

@@ -1,5 +1,5 @@
 /*
- * The lifecycle events campusgate announces to the app's other backends (SPEC.md, "Lifecycle
+ * The lifecycle events campusgate announces to the app's other backends (docs/webhooks.md, "Lifecycle
  * events (webhooks)"). Every body is `{ type, timestamp, data: { userId, openId, ... } }`; nothing
  * in it is a secret: no session key, registration code, cookie, token or messenger session key.
  */

@@ -35,12 +35,12 @@ export interface WebhookWorkerOptions {
   log: FastifyBaseLogger
   /** Told how each try ended, for the metrics. */
   onTry?: (outcome: TryOutcome) => void
-  /** A try not answered 2xx within this is abandoned (SPEC: 10 s). */
+  /** A try not answered 2xx within this is abandoned (docs/webhooks.md: 10 s). */
   tryTimeoutMs: number
   pollIntervalMs?: number
   /** How long a claimed try stays invisible to other workers; longer than a try can take. */
   lockMs?: number
-  /** The first retry comes after about this (SPEC: within 30 s); each next one 4 times later. */
+  /** The first retry comes after about this (docs/webhooks.md: within 30 s); each next one 4 times later. */
   firstRetryMs?: number
   maxRetryMs?: number
   /** How many tries are in flight at once, so one slow endpoint does not stall the rest. */
@@ -63,7 +63,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   const wallClock = options.wallClock ?? { now: () => new Date() }
   const pollIntervalMs = options.pollIntervalMs ?? 1000
   const lockMs = options.lockMs ?? options.tryTimeoutMs + 30_000
-  // ×4 from about 10 s (SPEC: the first within 30 s), capped at 6 h, with ±25 % jitter so that
+  // ×4 from about 10 s (docs/webhooks.md: the first within 30 s), capped at 6 h, with ±25 % jitter so that
   // receivers that failed together are not retried in lockstep.
   const backoff: Backoff = {
     firstMs: options.firstRetryMs ?? 10_000,

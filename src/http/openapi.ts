@@ -37,7 +37,7 @@ export const openapi = fp(
           license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
         servers: [{ url: options.publicBaseUrl }],
-        // What campusgate sends to WEBHOOK_URL (SPEC.md, "Lifecycle events (webhooks)").
+        // What campusgate sends to WEBHOOK_URL (docs/webhooks.md).
         webhooks: webhooksDocument() as Webhooks,
         components: {
           responses: {

@@ -1,5 +1,5 @@
 /**
- * What new clients send as `appSecret` (SPEC.md, "Messenger platform secrets"): the wire keeps the key
+ * What new clients send as `appSecret` (docs/security.md, "Threat model"): the wire keeps the key
  * required, but the AppSecret itself belongs on the server, never inside a mini-program package.
  */
 export const SERVER_HELD_PLACEHOLDER = 'server-held'

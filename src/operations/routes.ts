@@ -31,7 +31,7 @@ function withTimeout(work: Promise<void>, ms: number): Promise<void> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
 }
 
-/** GET /healthz, /readyz and /metrics (SPEC "Operations"). */
+/** GET /healthz, /readyz and /metrics (docs/operations.md). */
 export function operationsRoutes(app: FastifyInstance, options: OperationsRoutesOptions): void {
   const { metrics, metricsToken } = options
   const readyTimeoutMs = options.readyTimeoutMs ?? 2000

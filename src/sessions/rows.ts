@@ -101,7 +101,7 @@ export const touchSession = precompiled(
   4,
 )
 
-/** The user was active on `day` (docs/console.md, "Overview"); a repeated mark changes nothing. */
+/** The user was active on `day` (docs/console.md, "What each page shows"); a repeated mark changes nothing. */
 export const markActiveDay = precompiled(
   (db, userId: string, day: string) =>
     db

@@ -2,7 +2,7 @@
 export type Tier = 'messenger-registered' | 'university-registered'
 
 /**
- * The one tier rule (SPEC "Sessions"): `university-registered` while the user holds a university
+ * The one tier rule (docs/sessions.md, "Tier"): `university-registered` while the user holds a university
  * link younger than UNIVERSITY_LINK_MAX_AGE (null: links never lapse), `messenger-registered`
  * otherwise. `GET /session`, the tier guard and `campusgate users show` all ask this function.
  */

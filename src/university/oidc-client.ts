@@ -119,7 +119,7 @@ function text(value: unknown): string | undefined {
 }
 
 /**
- * SPEC: `client_secret_post` when the provider advertises it, else `client_secret_basic` (RFC 8414's
+ * docs/university-providers.md: `client_secret_post` when the provider advertises it, else `client_secret_basic` (RFC 8414's
  * default). Post sends the id and secret as they are; Basic form-encodes them first (RFC 6749
  * §2.3.1, `-` becomes `%2D`), and some providers compare the encoded text with the secret.
  */

@@ -6,7 +6,7 @@ import {
 import { redact } from '../lib/redact.js'
 
 /**
- * SPEC, "University identity": every failure of the round trip is logged with what an
+ * docs/university-providers.md, "When a link fails: the log": every failure of the round trip is logged with what an
  * administrator needs to fix it (the provider's `error` and `error_description`, the HTTP status of
  * the failing call, the library's reason) and never a secret. This module turns what openid-client
  * throws, or what the provider sent to the redirect URI, into that one line.
@@ -20,7 +20,7 @@ const MAX_BODY_BYTES = 8192
 /** openid-client wraps oauth4webapi's errors, which wrap the runtime's: a few levels say it all. */
 const MAX_CAUSES = 5
 
-/** The two answers SPEC reads as the user declining: refusing at sign-in or at the consent page. */
+/** The two answers docs/university-providers.md reads as the user declining: refusing at sign-in or at the consent page. */
 const DECLINING_ERRORS: ReadonlySet<string> = new Set(['access_denied', 'consent_required'])
 
 /** Whether the `error` the provider sent to the redirect URI means the user declined. */

@@ -70,7 +70,7 @@ export async function upsertUser(
 
 /**
  * Locks the user's row for the rest of the transaction; `false` when there is no such user. Every
- * transaction that writes a user's rows takes this lock first (docs/architecture.md, "Lock order"):
+ * transaction that writes a user's rows takes this lock first (docs/architecture.md, "Lock order and faults"):
  * a writer that started elsewhere waits here instead of deadlocking. A no-op update does it on
  * both databases (on SQLite it makes the transaction a writer from its first statement).
  */

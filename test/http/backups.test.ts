@@ -29,7 +29,7 @@ import {
 } from '../helpers/stack.js'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 
-// SPEC "Backups (SQLite)". The commands run as the installed binary (npm run build first).
+// docs/operations.md, "Backups and restores". The commands run as the installed binary (npm run build first).
 const BIN = resolve('bin/campusgate.js')
 
 interface Run {

@@ -9,7 +9,7 @@ import {
 } from '../helpers/webhook-receiver.js'
 
 /**
- * docs/console.md, "Events": with one endpoint working and one failing, each event shows its user
+ * docs/console.md, "What each page shows": with one endpoint working and one failing, each event shows its user
  * and each endpoint's state and last error; Retry, Replay and an endpoint's "Retry all".
  */
 describe('the operator console: lifecycle events per endpoint', () => {

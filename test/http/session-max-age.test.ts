@@ -13,7 +13,7 @@ import {
 
 const MINUTE = 60_000
 
-/** SPEC "Sessions": SESSION_MAX_AGE, the absolute timeout since registration. */
+/** docs/sessions.md, "Validity": SESSION_MAX_AGE, the absolute timeout since registration. */
 describe('SESSION_MAX_AGE: a session ends that long after its registration however it is used', () => {
   let stack: Stack
   let short: Stack

@@ -21,7 +21,7 @@ import {
 } from '../helpers/stack.js'
 import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 
-// SPEC "Storage faults": a database that cannot take a write is answered like a lost database.
+// docs/operations.md, "Storage faults": a database that cannot take a write is answered like a lost database.
 
 interface Attempt {
   status: number

@@ -16,7 +16,7 @@ import {
 const TRY_TIMEOUT_MS = 300
 
 /**
- * SPEC.md, "Lifecycle events (webhooks)", delivery: two endpoints (each gets every event), two
+ * docs/webhooks.md, "Delivery": two endpoints (each gets every event), two
  * secrets (rotation), receivers that fail in the ways endpoints do. The worker's rounds are run by
  * hand and its backoff is waited out on the TestClock.
  */

@@ -26,7 +26,7 @@ function successesById(requests: ReceivedRequest[]): Map<string, number> {
 
 const typeOf = (request: ReceivedRequest) => (JSON.parse(request.body) as { type: string }).type
 
-/** SPEC.md: "Nothing is lost across crashes or restarts"; "each try is made by exactly one". */
+/** docs/webhooks.md: "Nothing is lost across crashes or restarts"; "each try is made by exactly one". */
 describe('webhook events across restarts, a SIGKILL and several instances', () => {
   const secret = newWebhookSecret()
   let receiver: WebhookReceiver

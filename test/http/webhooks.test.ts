@@ -31,7 +31,7 @@ import {
 
 const DAY = 86_400_000
 
-/** SPEC.md, "Lifecycle events (webhooks)": each type fires after the action that causes it. */
+/** docs/webhooks.md: each type fires after the action that causes it. */
 describe('lifecycle events: each type after its action, signed, in order', () => {
   let stack: Stack
   let receiver: WebhookReceiver

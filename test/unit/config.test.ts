@@ -231,7 +231,7 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ SESSION_MAX_AGE: '180d' }).sessionMaxAgeMs, 180 * 86_400_000)
   })
 
-  it('defaults the university identity settings as SPEC says', () => {
+  it('defaults the university identity settings as the README’s Configuration table says', () => {
     const { university, mailLimits } = loadConfig({})
     assert.equal(university.protocol, 'uclapi')
     assert.equal(university.issuer, null)

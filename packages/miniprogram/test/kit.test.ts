@@ -319,7 +319,7 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       const unreachable = await rejection(nowhere.request({ url: '/healthz', auth: false }))
       assert.equal(unreachable.status, 0)
       assert.equal(unreachable.code, NETWORK_FAILED)
-      assert.equal(NETWORK_FAILED, '@client/network-failed', 'the code SPEC.md names')
+      assert.equal(NETWORK_FAILED, '@client/network-failed', 'the code the README names')
       const relative = await rejection(campusgate.request({ url: 'session' }))
       assert.equal(relative.code, '@client/url-not-allowed')
     })

@@ -1,4 +1,4 @@
-// The lifecycle events as campusgate sends them (SPEC "Lifecycle events"); the `webhooks` section
+// The lifecycle events as campusgate sends them (campusgate's docs/webhooks.md); the `webhooks` section
 // of campusgate's OpenAPI document is the source, and test/wire-contract.test.ts holds the two
 // together.
 import type { Session } from './session.js'

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 
 /**
- * SPEC "Operator console": a user counts once on each day (UTC) it used its key. The mark is
+ * docs/console.md, "What each page shows": a user counts once on each day (UTC) it used its key. The mark is
  * written with the session's touch (src/sessions/store.ts) and deleted with the user on erasure.
  * No foreign key: its check would make a touch wait on the lock an erasure holds on the user,
  * while the erasure waits on the session the touch updates.

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 
 /**
- * The operator console (SPEC.md, "Operator console"): single-use sign-in links and the console's
+ * The operator console (docs/console.md): single-use sign-in links and the console's
  * sessions. Only SHA-256 hashes of their secrets are stored, as for session keys.
  */
 export async function up(db: Kysely<any>): Promise<void> {
