@@ -347,7 +347,7 @@ async function main(): Promise<number> {
       // A resumed server first runs the timers that fell due while it was stopped.
       await new Promise((resolve) => setTimeout(resolve, 300))
     }
-    const interval = dist.config.loadConfig({}).sessionTouchIntervalMs
+    const interval = dist.config.loadConfig({}).sessions.touchIntervalMs
     const DAY_MS = 86_400_000
     // The campusgate servers' datasets: their touches are made due (touches.ts) and counted.
     const touchable = new Set(

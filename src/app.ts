@@ -46,7 +46,7 @@ export interface Campusgate extends Services {
 }
 
 function trustProxyOption(
-  value: Config['trustProxy'],
+  value: Config['server']['trustProxy'],
 ): false | string[] | ((address: string, hop: number) => boolean) {
   // A number is a hop count: trust the TCP peer and the entries it and the proxies before it
   // appended, counted from the right of X-Forwarded-For; whatever the client wrote stays left.
@@ -57,12 +57,12 @@ function trustProxyOption(
 export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   const { config, db, clock } = deps
   const app = Fastify({
-    ...requestLogging(config.logLevel, deps.logStream),
+    ...requestLogging(config.operations.logLevel, deps.logStream),
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: trustProxyOption(config.trustProxy),
+    trustProxy: trustProxyOption(config.server.trustProxy),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: false },
-    ...protocolEdgeOptions(config.requestTimeoutMs),
+    ...protocolEdgeOptions(config.server.requestTimeoutMs),
   })
   logCompletedRequests(app)
   answerOddRequests(app)
@@ -80,8 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   registerErrorHandling(app)
   await app.register(openapi, {
     version: VERSION,
-    publicBaseUrl: config.publicBaseUrl,
-    metricsToken: config.metricsToken !== null,
+    publicBaseUrl: config.server.publicBaseUrl,
+    metricsToken: config.operations.metricsToken !== null,
     backendCredentials: config.backends.credentials.size > 0,
   })
   // First of the hooks: a request without a session key is counted before anything else; the tier
@@ -89,7 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   await app.register(rateLimits, {
     limits: config.rateLimit,
     perBackendMax: config.backends.perBackendMax,
-    redisUrl: config.redisUrl,
+    redisUrl: config.database.redisUrl,
     onRefused: (limit) => metrics.rateLimitRefusal(limit),
   })
   await app.register(mediaType)
@@ -113,8 +113,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   }
   operationsRoutes(app, {
     metrics,
-    metricsToken: config.metricsToken,
-    logLevel: config.logLevel,
+    metricsToken: config.operations.metricsToken,
+    logLevel: config.operations.logLevel,
     checkReady,
   })
 
@@ -131,7 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   await app.register(async (routes) =>
     universityRoutes(routes, {
       university,
-      publicBaseUrl: config.publicBaseUrl,
+      publicBaseUrl: config.server.publicBaseUrl,
     }),
   )
   if (config.sandbox.messenger || config.sandbox.university) {
@@ -141,7 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       universityProtocol: config.university.protocol,
       clientId: config.university.clientId,
       clientSecret: config.university.clientSecret,
-      callbackUrl: () => `${config.publicBaseUrl}/authorize/university/callback`,
+      callbackUrl: () => `${config.server.publicBaseUrl}/authorize/university/callback`,
       clock,
     })
   }
@@ -149,7 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   if (config.console.enabled) {
     await consoleRoutes(app, {
       ...services,
-      publicBaseUrl: config.publicBaseUrl,
+      publicBaseUrl: config.server.publicBaseUrl,
       operators: config.console.operators,
       db: db.kysely,
       clock,

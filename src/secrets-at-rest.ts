@@ -7,12 +7,12 @@ import { createCipher, loadOrCreateKeyFile, type Cipher } from './lib/encryption
  * when this start created it, for start-up to say so.
  */
 export function cipherFor(config: Config): { cipher: Cipher; createdKeyFile: string | null } {
-  if (config.dataEncryptionKeys !== null) {
-    return { cipher: createCipher(config.dataEncryptionKeys), createdKeyFile: null }
+  if (config.secrets.dataEncryptionKeys !== null) {
+    return { cipher: createCipher(config.secrets.dataEncryptionKeys), createdKeyFile: null }
   }
-  const { key, created } = loadOrCreateKeyFile(config.dataEncryptionKeyFile)
+  const { key, created } = loadOrCreateKeyFile(config.secrets.dataEncryptionKeyFile)
   return {
     cipher: createCipher([key]),
-    createdKeyFile: created ? config.dataEncryptionKeyFile : null,
+    createdKeyFile: created ? config.secrets.dataEncryptionKeyFile : null,
   }
 }

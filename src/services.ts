@@ -136,9 +136,9 @@ export function createServices(deps: ServicesDeps): Services {
   const deliveringTransport =
     deps.mailTransport ??
     createMailTransport({
-      smtpUrl: config.smtpUrl,
-      outboxDir: config.outboxDir,
-      from: config.mailFrom,
+      smtpUrl: config.mail.smtpUrl,
+      outboxDir: config.mail.outboxDir,
+      from: config.mail.from,
     })
   const mailTransport = mailbox?.keeping(deliveringTransport) ?? deliveringTransport
   const discardMail = (mailIds: readonly string[]) => mailTransport.discard(mailIds)
@@ -161,9 +161,9 @@ export function createServices(deps: ServicesDeps): Services {
     retryForMs: config.webhook.retryForMs,
   })
   const rule: TouchRule = {
-    ttlMs: config.sessionTtlMs,
-    intervalMs: config.sessionTouchIntervalMs,
-    maxAgeMs: config.sessionMaxAgeMs,
+    ttlMs: config.sessions.ttlMs,
+    intervalMs: config.sessions.touchIntervalMs,
+    maxAgeMs: config.sessions.maxAgeMs,
   }
   const sessionStore = createSessionStore(db, rule, clock)
   const mailWorker = createMailWorker({
@@ -185,7 +185,7 @@ export function createServices(deps: ServicesDeps): Services {
     wakeMail: () => mailWorker.kick(),
     discardMail,
     registrations: db.groupedTransaction,
-    sessions: { store: sessionStore, perUser: config.sessionsPerUser, rule },
+    sessions: { store: sessionStore, perUser: config.sessions.perUser, rule },
   })
 
   const sessions = createSessions({
@@ -212,7 +212,7 @@ export function createServices(deps: ServicesDeps): Services {
     sessions,
     discardMail,
     log: log.child({ component: 'pruner' }),
-    auditRetentionMs: config.auditRetentionMs,
+    auditRetentionMs: config.operations.auditRetentionMs,
     ...(deps.onPruneProgress === undefined ? {} : { onProgress: deps.onPruneProgress }),
   })
   // The university's OpenID Connect issuer, discovered once for tier 2 and the console's sign-in.
@@ -231,22 +231,23 @@ export function createServices(deps: ServicesDeps): Services {
     db: db.kysely,
     clock,
     client: createUniversityClient({ ...config.university, fetch: outbound }),
-    oidc: oidcIssuer?.client(`${config.publicBaseUrl}/authorize/university/callback`) ?? null,
-    mailLimits: config.mailLimits,
+    oidc:
+      oidcIssuer?.client(`${config.server.publicBaseUrl}/authorize/university/callback`) ?? null,
+    mailLimits: config.mail.limits,
     cipher,
     log: log.child({ component: 'university' }),
     audit,
-    logLinks: config.smtpUrl === null,
-    publicBaseUrl: config.publicBaseUrl,
+    logLinks: config.mail.smtpUrl === null,
+    publicBaseUrl: config.server.publicBaseUrl,
     ...config.university,
-    registrationCodeTtlMs: config.registrationCodeTtlMs,
+    registrationCodeTtlMs: config.sessions.registrationCodeTtlMs,
     changes,
   })
   // A separate relying party for the console (its own redirect URI, state, nonce and PKCE) on the
   // same discovery.
   const consoleOidc =
     oidcIssuer !== null && config.console.enabled && config.console.operators.length > 0
-      ? oidcIssuer.client(`${config.publicBaseUrl}/console/sign-in/university/callback`)
+      ? oidcIssuer.client(`${config.server.publicBaseUrl}/console/sign-in/university/callback`)
       : null
   const outbox = createOutbox({ db: db.kysely, clock, onDue: () => mailWorker.kick() })
   const accounts = createAccounts({ db: db.kysely, sessions, outbox, changes })
@@ -254,7 +255,7 @@ export function createServices(deps: ServicesDeps): Services {
     db: db.kysely,
     clock,
     cipher,
-    ttlMs: config.sessionTtlMs,
+    ttlMs: config.sessions.ttlMs,
     changes,
     sessions: sessionStore,
   })

@@ -17,7 +17,7 @@ import { loadDist } from '../harness/dist.js'
 const mode = process.argv[2]
 // Logging exactly as campusgate's defaults: its logger options and request line, its LOG_LEVEL.
 const { requestLog, config } = await loadDist()
-const defaultLogLevel = config.loadConfig({}).logLevel
+const defaultLogLevel = config.loadConfig({}).operations.logLevel
 const port = Number(process.env.PORT)
 const database = process.env.DATABASE ?? ''
 

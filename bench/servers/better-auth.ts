@@ -39,7 +39,7 @@ const { betterAuth, toNodeHandler, getMigrations } = Object.assign(
 const mode = process.argv[2]
 // Logging exactly as campusgate's defaults: its logger options and request line, its LOG_LEVEL.
 const { requestLog, config } = await loadDist()
-const defaultLogLevel = config.loadConfig({}).logLevel
+const defaultLogLevel = config.loadConfig({}).operations.logLevel
 const port = Number(process.env.PORT ?? 0)
 const baseURL = `http://127.0.0.1:${port}`
 const secret = 'bench-better-auth-secret-0123456789abcdefghij'

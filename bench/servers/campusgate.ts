@@ -18,7 +18,7 @@ const config =
   process.env.BENCH_LIFT_RATE_LIMITS === '1'
     ? { ...loaded, rateLimit: { ...loaded.rateLimit, globalMax: 1e9, sensitiveMax: 1e9 } }
     : loaded
-const db = database.createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
+const db = database.createDb(config.database.url, { poolSize: config.database.poolSize })
 await migrate.migrateToLatest(db)
 const { cipher } = secretsAtRest.cipherFor(config)
 const { app } = await appModule.buildApp({ config, db, clock: clock.systemClock, cipher })
@@ -29,7 +29,7 @@ app.get(
   async (request) => ({ openId: request.session!.openId, tier: request.session!.tier }),
 )
 
-await app.listen({ port: config.port, host: config.host })
+await app.listen({ port: config.server.port, host: config.server.host })
 process.on('SIGTERM', () => {
   void app
     .close()

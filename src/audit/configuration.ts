@@ -17,12 +17,12 @@ export function securityConfigurationEvents(config: Config): AuditEvent[] {
       'none: callbacks are bound to UNIVERSITY_CALLBACK_ALLOWED_IPS, not to the browser',
     ])
   }
-  if (config.metricsToken === null && !isLoopbackHost(config.host)) {
+  if (config.operations.metricsToken === null && !isLoopbackHost(config.server.host)) {
     findings.push(['METRICS_TOKEN', 'unset: /metrics is open on a non-loopback address'])
   }
   if (
-    config.publicBaseUrl.startsWith('http:') &&
-    !isLoopbackHost(new URL(config.publicBaseUrl).hostname)
+    config.server.publicBaseUrl.startsWith('http:') &&
+    !isLoopbackHost(new URL(config.server.publicBaseUrl).hostname)
   ) {
     findings.push(['PUBLIC_BASE_URL', 'http: links and the attempt cookie travel unencrypted'])
   }

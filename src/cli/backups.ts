@@ -8,7 +8,7 @@ import { EXIT, type Command, type Io } from './command.js'
 
 /** The SQLite file of the configuration, or null (after saying why) when there is none. */
 function sqliteFileOf(config: Config, io: Io, command: string): string | null {
-  const url = config.databaseUrl
+  const url = config.database.url
   if (!url.startsWith('sqlite:')) {
     io.err(
       `campusgate ${command}: DATABASE_URL is PostgreSQL; back it up and restore it with ` +

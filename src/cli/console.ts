@@ -39,7 +39,7 @@ const link: Command = {
     return withServices(config, io, async ({ consoleSessions }) => {
       const { token, expiresAt } = await consoleSessions.createLink(name, role, origin)
       // In the fragment: browsers never send it, so no server or proxy log holds the token.
-      io.out(`${config.publicBaseUrl}/console/sign-in#token=${token}\n`)
+      io.out(`${config.server.publicBaseUrl}/console/sign-in#token=${token}\n`)
       io.err(`valid once, until ${new Date(expiresAt).toISOString()}, for ${name} (${role})\n`)
       return EXIT.ok
     })

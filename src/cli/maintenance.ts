@@ -12,7 +12,7 @@ import { EXIT, type Command, type Io } from './command.js'
 
 /** The database of the configuration, closed when `work` is done whatever happens. */
 export async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
-  const db = createDb(config.databaseUrl, { poolSize: Math.min(config.databasePoolSize, 2) })
+  const db = createDb(config.database.url, { poolSize: Math.min(config.database.poolSize, 2) })
   try {
     return await work(db)
   } finally {

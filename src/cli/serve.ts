@@ -14,7 +14,7 @@ export const serve: Command = {
   usage: '  campusgate serve',
   options: {},
   async run({ config, io }) {
-    const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
+    const db = createDb(config.database.url, { poolSize: config.database.poolSize })
     await migrateToLatest(db)
     // A person at a terminal reads lines, a log collector reads JSON.
     // Loaded only for a terminal: a service under a supervisor starts without it.
@@ -39,14 +39,14 @@ export const serve: Command = {
         'no DATA_ENCRYPTION_KEY: generated a development key in the key file (set DATA_ENCRYPTION_KEY in production)',
       )
     }
-    const address = await app.listen({ port: config.port, host: config.host })
+    const address = await app.listen({ port: config.server.port, host: config.server.host })
     if (io.interactive) io.out(startupSummary(config, address))
     if (config.sandbox.messenger || config.sandbox.university) {
       app.log.warn(
         { sandbox: config.sandbox },
-        `sandbox mode: simulated providers under ${config.publicBaseUrl}/_sandbox/ — ` +
+        `sandbox mode: simulated providers under ${config.server.publicBaseUrl}/_sandbox/ — ` +
           `open it for the walk-through, or mint a login code with ` +
-          `curl -X POST ${config.publicBaseUrl}/_sandbox/messenger/login-codes`,
+          `curl -X POST ${config.server.publicBaseUrl}/_sandbox/messenger/login-codes`,
       )
     }
 

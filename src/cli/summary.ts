@@ -44,13 +44,13 @@ function duration(ms: number): string {
 export function startupSummary(config: Config, listeningOn: string): string {
   const sandbox = config.sandbox
   const rows: [string, string][] = [
-    ['listening', `${listeningOn}  (public URL ${config.publicBaseUrl})`],
-    ['API docs', `${config.publicBaseUrl}/docs`],
-    ['database', describeDatabase(config.databaseUrl)],
+    ['listening', `${listeningOn}  (public URL ${config.server.publicBaseUrl})`],
+    ['API docs', `${config.server.publicBaseUrl}/docs`],
+    ['database', describeDatabase(config.database.url)],
     [
       'messenger',
       sandbox.messenger
-        ? `sandbox, simulated at ${config.publicBaseUrl}/_sandbox/`
+        ? `sandbox, simulated at ${config.server.publicBaseUrl}/_sandbox/`
         : `${config.messenger.apiBaseUrl}` +
           (config.messenger.allowedAppIds === null
             ? ' (any app id)'
@@ -59,31 +59,38 @@ export function startupSummary(config: Config, listeningOn: string): string {
     [
       'university',
       sandbox.university
-        ? `sandbox, simulated at ${config.publicBaseUrl}/_sandbox/`
+        ? `sandbox, simulated at ${config.server.publicBaseUrl}/_sandbox/`
         : `${maskUrl(config.university.authorizeUrl)} (client ${config.university.clientId}, ` +
           `secret ****, binding ${config.university.callbackBinding})`,
     ],
     [
       'mail',
-      config.smtpUrl === null
-        ? `.eml files in ${config.outboxDir} (links are logged)`
-        : `${maskUrl(config.smtpUrl)} from ${config.mailFrom}`,
+      config.mail.smtpUrl === null
+        ? `.eml files in ${config.mail.outboxDir} (links are logged)`
+        : `${maskUrl(config.mail.smtpUrl)} from ${config.mail.from}`,
     ],
     [
       'rate limits',
       `${perWindow(config.rateLimit.globalMax, config.rateLimit.windowMs)} per address, ` +
         `${perWindow(config.rateLimit.sensitiveMax, config.rateLimit.windowMs)} on registration; ` +
-        (config.redisUrl === null ? 'counted in memory' : `shared in ${maskUrl(config.redisUrl)}`),
+        (config.database.redisUrl === null
+          ? 'counted in memory'
+          : `shared in ${maskUrl(config.database.redisUrl)}`),
     ],
     [
       'sessions',
-      `TTL ${duration(config.sessionTtlMs)}, written back every ` +
-        `${duration(config.sessionTouchIntervalMs)}` +
-        (config.sessionMaxAgeMs === null ? '' : `, at most ${duration(config.sessionMaxAgeMs)}`) +
-        `; codes ${duration(config.registrationCodeTtlMs)}`,
+      `TTL ${duration(config.sessions.ttlMs)}, written back every ` +
+        `${duration(config.sessions.touchIntervalMs)}` +
+        (config.sessions.maxAgeMs === null
+          ? ''
+          : `, at most ${duration(config.sessions.maxAgeMs)}`) +
+        `; codes ${duration(config.sessions.registrationCodeTtlMs)}`,
     ],
-    ['metrics', `/metrics, ${config.metricsToken === null ? 'open' : 'bearer token required'}`],
-    ['log level', config.logLevel],
+    [
+      'metrics',
+      `/metrics, ${config.operations.metricsToken === null ? 'open' : 'bearer token required'}`,
+    ],
+    ['log level', config.operations.logLevel],
   ]
   const width = Math.max(...rows.map(([label]) => label.length))
   return [

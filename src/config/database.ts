@@ -1,4 +1,4 @@
-import type { Config } from './types.js'
+import type { DatabaseConfig } from './types.js'
 import { type Env, fail, type Problems, read } from './problems.js'
 import { withDefaults } from './readers.js'
 
@@ -8,15 +8,12 @@ const DEFAULT_DATABASE_URL = 'sqlite:./data/campusgate.db'
  * DATABASE_URL, DATABASE_POOL_SIZE, REDIS_URL. The URL is parsed here once: the development key
  * file beside it (secrets.ts) and the backups (backups.ts) follow the value read here.
  */
-export function readDatabase(
-  env: Env,
-  { guard }: Problems,
-): Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'redisUrl'> {
-  return {
-    databaseUrl: guard(DEFAULT_DATABASE_URL, () => databaseUrl(env)),
-    databasePoolSize: withDefaults(env, { guard }).integer('DATABASE_POOL_SIZE', 10, 1, 1000),
+export function readDatabase(env: Env, { guard }: Problems): DatabaseConfig {
+  return Object.freeze({
+    url: guard(DEFAULT_DATABASE_URL, () => databaseUrl(env)),
+    poolSize: withDefaults(env, { guard }).integer('DATABASE_POOL_SIZE', 10, 1, 1000),
     redisUrl: guard(null, () => redisUrl(env)),
-  }
+  })
 }
 
 function databaseUrl(env: Env): string {

@@ -1,25 +1,22 @@
 import { isLoopbackHost } from '../lib/loopback.js'
 import { MAIL_LIMIT_WINDOW_MS, OUTBOX_DIR } from './constants.js'
-import type { Config } from './types.js'
+import type { MailConfig } from './types.js'
 import { type Env, fail, type Problems, read } from './problems.js'
 import { withDefaults } from './readers.js'
 
 /** SMTP_URL, MAIL_FROM, MAIL_LIMIT_PER_USER, MAIL_LIMIT_PER_RECIPIENT. */
-export function readMail(
-  env: Env,
-  { guard }: Problems,
-): Pick<Config, 'smtpUrl' | 'outboxDir' | 'mailFrom' | 'mailLimits'> {
+export function readMail(env: Env, { guard }: Problems): MailConfig {
   const setting = withDefaults(env, { guard })
-  return {
+  return Object.freeze({
     smtpUrl: guard(null, () => smtpUrl(env)),
     outboxDir: OUTBOX_DIR,
-    mailFrom: read(env, 'MAIL_FROM') ?? 'campusgate <no-reply@campusgate.invalid>',
-    mailLimits: Object.freeze({
+    from: read(env, 'MAIL_FROM') ?? 'campusgate <no-reply@campusgate.invalid>',
+    limits: Object.freeze({
       perUser: setting.integer('MAIL_LIMIT_PER_USER', 5, 1, 1_000_000),
       perRecipient: setting.integer('MAIL_LIMIT_PER_RECIPIENT', 5, 1, 1_000_000),
       windowMs: MAIL_LIMIT_WINDOW_MS,
     }),
-  }
+  })
 }
 
 // SMTP_URL query parameters through which nodemailer would weaken or skip TLS.

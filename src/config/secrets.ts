@@ -1,19 +1,15 @@
 import { dirname, join } from 'node:path'
-import type { Config } from './types.js'
+import type { SecretsConfig } from './types.js'
 import { type Env, fail, type Problems } from './problems.js'
 import { list } from './readers.js'
 
 /** DATA_ENCRYPTION_KEY, or the development key file beside the database when it is unset. */
-export function readSecrets(
-  env: Env,
-  { guard }: Problems,
-  databaseUrl: string,
-): Pick<Config, 'dataEncryptionKeys' | 'dataEncryptionKeyFile'> {
+export function readSecrets(env: Env, { guard }: Problems, databaseUrl: string): SecretsConfig {
   const keys = guard(null, () => encryptionKeys(env))
-  return {
+  return Object.freeze({
     dataEncryptionKeys: keys === null ? null : Object.freeze(keys),
     dataEncryptionKeyFile: keyFileFor(databaseUrl),
-  }
+  })
 }
 
 /** `DATA_ENCRYPTION_KEY`: base64 of exactly 32 bytes each, comma-separated for rotation. */

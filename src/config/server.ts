@@ -1,25 +1,22 @@
-import type { Config } from './types.js'
+import type { ServerConfig } from './types.js'
 import { type Env, fail, type Problems, read } from './problems.js'
 import { httpUrl, integer, ipList, withDefaults } from './readers.js'
 
 /** Where the service listens and how it is reached: PORT, HOST, PUBLIC_BASE_URL, TRUST_PROXY, REQUEST_TIMEOUT. */
-export function readServer(
-  env: Env,
-  { guard }: Problems,
-): Pick<Config, 'port' | 'host' | 'publicBaseUrl' | 'trustProxy' | 'requestTimeoutMs'> {
+export function readServer(env: Env, { guard }: Problems): ServerConfig {
   const setting = withDefaults(env, { guard })
   const port = setting.integer('PORT', 3000, 0, 65535)
   const host = read(env, 'HOST') ?? '127.0.0.1'
   const linkHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host
   const hostInUrl = linkHost.includes(':') ? `[${linkHost}]` : linkHost
   const defaultBaseUrl = `http://${hostInUrl}:${port}`
-  return {
+  return Object.freeze({
     port,
     host,
     publicBaseUrl: guard(defaultBaseUrl, () => httpUrl(env, 'PUBLIC_BASE_URL', defaultBaseUrl)!),
     trustProxy: guard(false, () => trustProxy(env)),
     requestTimeoutMs: setting.duration('REQUEST_TIMEOUT', '30s', '10m'),
-  }
+  })
 }
 
 /**

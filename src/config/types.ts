@@ -24,16 +24,14 @@ export interface RateLimitConfig {
   readonly windowMs: number
 }
 
+/**
+ * One section per concern, each read by its module of config/ (README, "Configuration", names
+ * every variable).
+ */
 export interface Config {
-  readonly port: number
-  readonly host: string
-  readonly publicBaseUrl: string
-  readonly databaseUrl: string
-  readonly databasePoolSize: number
-  readonly redisUrl: string | null
-  readonly smtpUrl: string | null
-  readonly outboxDir: string
-  readonly mailFrom: string
+  readonly server: ServerConfig
+  readonly database: DatabaseConfig
+  readonly mail: MailConfig
   readonly messenger: {
     readonly apiBaseUrl: string
     readonly allowedAppIds: readonly string[] | null
@@ -64,34 +62,11 @@ export interface Config {
     /** A link older than this lapses to tier 1; null: never. */
     readonly linkMaxAgeMs: number | null
   }
-  /** Confirmation emails per hour: per user and per recipient address (across users). */
-  readonly mailLimits: {
-    readonly perUser: number
-    readonly perRecipient: number
-    readonly windowMs: number
-  }
   readonly sandbox: SandboxConfig
-  readonly sessionTtlMs: number
-  readonly sessionTouchIntervalMs: number
-  /** SESSION_MAX_AGE: a session ends this long after its registration however it is used; null: never. */
-  readonly sessionMaxAgeMs: number | null
-  /** SESSIONS_PER_USER: live sessions a user may hold at once (one per device), at least 1. */
-  readonly sessionsPerUser: number
-  readonly registrationCodeTtlMs: number
-  /** `false`, a hop count, or the proxies' addresses / CIDRs; never "trust everyone". */
-  readonly trustProxy: false | number | string[]
-  readonly logLevel: string
-  /** DATA_ENCRYPTION_KEY: the first encrypts, all decrypt; `null` to use `dataEncryptionKeyFile`. */
-  readonly dataEncryptionKeys: readonly Buffer[] | null
-  /** Where a development key is kept (created on first start) when DATA_ENCRYPTION_KEY is unset. */
-  readonly dataEncryptionKeyFile: string
+  readonly sessions: SessionsConfig
+  readonly operations: OperationsConfig
+  readonly secrets: SecretsConfig
   readonly rateLimit: RateLimitConfig
-  /** How long a request (headers and body) may take to arrive: `REQUEST_TIMEOUT`. */
-  readonly requestTimeoutMs: number
-  /** Bearer token /metrics requires; open when null. */
-  readonly metricsToken: string | null
-  /** How long audit events are kept (AUDIT_RETENTION). */
-  readonly auditRetentionMs: number
   readonly webhook: WebhookConfig
   /** The service's own SQLite backups (BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP); null: off. */
   readonly backups: BackupConfig | null
@@ -105,6 +80,67 @@ export interface Config {
   }
   /** The app's backends that may introspect keys (`POST /introspect`); see config/backends.ts. */
   readonly backends: BackendsConfig
+}
+
+/** PORT, HOST, PUBLIC_BASE_URL, TRUST_PROXY, REQUEST_TIMEOUT. */
+export interface ServerConfig {
+  readonly port: number
+  readonly host: string
+  readonly publicBaseUrl: string
+  /** `false`, a hop count, or the proxies' addresses / CIDRs; never "trust everyone". */
+  readonly trustProxy: false | number | string[]
+  /** How long a request (headers and body) may take to arrive. */
+  readonly requestTimeoutMs: number
+}
+
+/** DATABASE_URL, DATABASE_POOL_SIZE and REDIS_URL (the rate limits' shared counters). */
+export interface DatabaseConfig {
+  readonly url: string
+  readonly poolSize: number
+  readonly redisUrl: string | null
+}
+
+/** SMTP_URL, MAIL_FROM and the confirmation emails' caps. */
+export interface MailConfig {
+  readonly smtpUrl: string | null
+  /** Where mails are written as .eml files while SMTP_URL is unset. */
+  readonly outboxDir: string
+  readonly from: string
+  /** Confirmation emails per hour: per user and per recipient address (across users). */
+  readonly limits: {
+    readonly perUser: number
+    readonly perRecipient: number
+    readonly windowMs: number
+  }
+}
+
+/** SESSION_TTL, SESSION_TOUCH_INTERVAL, SESSION_MAX_AGE, SESSIONS_PER_USER, REGISTRATION_CODE_TTL. */
+export interface SessionsConfig {
+  readonly ttlMs: number
+  readonly touchIntervalMs: number
+  /** SESSION_MAX_AGE: a session ends this long after its registration however it is used; null: never. */
+  readonly maxAgeMs: number | null
+  /** SESSIONS_PER_USER: live sessions a user may hold at once (one per device), at least 1. */
+  readonly perUser: number
+  /** How long an emailed confirmation link stays valid. */
+  readonly registrationCodeTtlMs: number
+}
+
+/** LOG_LEVEL, METRICS_TOKEN, AUDIT_RETENTION. */
+export interface OperationsConfig {
+  readonly logLevel: string
+  /** Bearer token /metrics requires; open when null. */
+  readonly metricsToken: string | null
+  /** How long audit events are kept. */
+  readonly auditRetentionMs: number
+}
+
+/** DATA_ENCRYPTION_KEY, or the development key file beside the SQLite file. */
+export interface SecretsConfig {
+  /** The first encrypts, all decrypt; `null` to use `dataEncryptionKeyFile`. */
+  readonly dataEncryptionKeys: readonly Buffer[] | null
+  /** Where a development key is kept (created on first start) when DATA_ENCRYPTION_KEY is unset. */
+  readonly dataEncryptionKeyFile: string
 }
 
 /** BACKEND_CREDENTIALS (never printed) and RATE_LIMIT_PER_BACKEND. */

@@ -17,8 +17,8 @@ export async function campusgate(
   const code = await runCli(
     argv,
     {
-      DATABASE_URL: service.config.databaseUrl,
-      PUBLIC_BASE_URL: service.config.publicBaseUrl,
+      DATABASE_URL: service.config.database.url,
+      PUBLIC_BASE_URL: service.config.server.publicBaseUrl,
       DATA_ENCRYPTION_KEY: process.env.DATA_ENCRYPTION_KEY ?? TEST_KEY,
       LOG_LEVEL: 'warn',
     },
@@ -89,19 +89,19 @@ export interface SignedIn {
 
 /** The sign-in page's POST of a link's token, from the page itself (same origin). */
 export function postSignIn(
-  service: { url: string; config?: { publicBaseUrl: string } },
+  service: { url: string; config?: { server: { publicBaseUrl: string } } },
   fields: Record<string, string>,
   headers: Record<string, string> = {},
 ) {
   return postForm(`${service.url}/console/sign-in`, fields, {
-    origin: new URL(service.config?.publicBaseUrl ?? service.url).origin,
+    origin: new URL(service.config?.server.publicBaseUrl ?? service.url).origin,
     ...headers,
   })
 }
 
 /** Spends a link's token as the sign-in page does, and reads the CSRF token off the overview. */
 export async function signIn(
-  service: { url: string; config?: { publicBaseUrl: string } },
+  service: { url: string; config?: { server: { publicBaseUrl: string } } },
   token: string,
 ): Promise<SignedIn> {
   const answer = await postSignIn(service, { token })
@@ -139,7 +139,7 @@ export function fromConsole(
 export async function startSecondInstance(
   service: RunningService,
 ): Promise<Campusgate & { url: string; config: RunningService['config']; close(): Promise<void> }> {
-  const db = createDb(service.config.databaseUrl, { poolSize: 2 })
+  const db = createDb(service.config.database.url, { poolSize: 2 })
   const config = { ...service.config, port: 0 }
   const second = await buildApp({
     config,

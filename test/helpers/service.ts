@@ -49,7 +49,7 @@ export async function startService(
     ...env,
   })
   const config = options.tweak ? options.tweak(loaded) : loaded
-  const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize })
+  const db = createDb(config.database.url, { poolSize: config.database.poolSize })
   await migrateToLatest(db)
   const clock = options.clock ?? new TestClock()
   const logStream = new PassThrough()
@@ -58,7 +58,7 @@ export async function startService(
   const { cipher } = cipherFor(config)
   const service = await buildApp({ config, db, clock, logStream, cipher })
   options.extend?.(service.app)
-  const url = await service.app.listen({ port: config.port, host: '127.0.0.1' })
+  const url = await service.app.listen({ port: config.server.port, host: '127.0.0.1' })
   return {
     ...service,
     url,

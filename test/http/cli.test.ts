@@ -65,7 +65,7 @@ describe('the campusgate command', () => {
     // The command runs on the real clock: the service's clock is brought to it, so both write
     // one timeline (the audit trail is read in time order).
     stack.service.clock.advance(Date.now() - stack.service.clock.now().getTime())
-    env = { DATABASE_URL: stack.service.config.databaseUrl, LOG_LEVEL: 'warn' }
+    env = { DATABASE_URL: stack.service.config.database.url, LOG_LEVEL: 'warn' }
   })
   after(() => stack.close())
 

@@ -45,7 +45,9 @@ describe('the operator console: signing in and out', () => {
     const { address, token } = await consoleLink(service, 'alice')
     assert.match(
       address,
-      new RegExp(`^${service.config.publicBaseUrl}/console/sign-in#token=[A-Za-z0-9_-]{43}$`),
+      new RegExp(
+        `^${service.config.server.publicBaseUrl}/console/sign-in#token=[A-Za-z0-9_-]{43}$`,
+      ),
     )
     assert.equal(Buffer.from(token, 'base64url').length, 32)
     const rows = await service.db.kysely.selectFrom('console_sign_in_tokens').selectAll().execute()

@@ -87,7 +87,7 @@ if (TEST_DIALECT === 'postgres') {
 
     it('waits out another writer holding the file instead of failing', async () => {
       const users = await Promise.all([1, 2, 3].map(() => registerMessenger(stack)))
-      const path = stack.service.config.databaseUrl.slice('sqlite:'.length)
+      const path = stack.service.config.database.url.slice('sqlite:'.length)
       // Another process (better-sqlite3 waits synchronously, so not this one) holds the write lock
       // for half a second.
       const holder = spawn(

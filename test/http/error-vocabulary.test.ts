@@ -254,7 +254,7 @@ describe('the error vocabulary', () => {
     const logout = { method: 'POST', headers: { authorization: sessionKey } }
     if (TEST_DIALECT === 'sqlite') {
       // Another process holds the write lock past the busy timeout.
-      const other = new SQLite(stack.service.config.databaseUrl.slice('sqlite:'.length))
+      const other = new SQLite(stack.service.config.database.url.slice('sqlite:'.length))
       other.exec('BEGIN IMMEDIATE')
       try {
         const response = await expectError('/logout', logout, 503, DATABASE_UNAVAILABLE)

@@ -189,7 +189,7 @@ describe('campusgate import-original', async () => {
     // The command runs on the real clock: the service's is brought to it.
     stack.service.clock.advance(Date.now() - stack.service.clock.now().getTime())
     env = {
-      DATABASE_URL: stack.service.config.databaseUrl,
+      DATABASE_URL: stack.service.config.database.url,
       DATA_ENCRYPTION_KEY: ENCRYPTION_KEY,
       LOG_LEVEL: 'warn',
     }

@@ -122,7 +122,7 @@ describe('readiness with the database unreachable', () => {
       LOG_LEVEL: 'silent',
       DATABASE_URL: 'postgres://campusgate@127.0.0.1:1/nowhere',
     })
-    const db = createDb(config.databaseUrl, { poolSize: 1 })
+    const db = createDb(config.database.url, { poolSize: 1 })
     const { app } = await buildApp({
       config,
       db,

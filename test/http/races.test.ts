@@ -24,7 +24,7 @@ describe('concurrency', () => {
 
   it('simultaneous registrations for one openId leave one user and exactly SESSIONS_PER_USER live sessions', async () => {
     const openId = `race-${Date.now()}`
-    const cap = stack.service.config.sessionsPerUser
+    const cap = stack.service.config.sessions.perUser
     const codes = await Promise.all(
       Array.from({ length: cap + 2 }, () => mintLoginCode(stack, openId)),
     )

@@ -72,9 +72,9 @@ describe('secrets at rest (issue 15)', () => {
 
     let stored: string
     if (TEST_DIALECT === 'sqlite') {
-      stored = filesBelow(dirname(stack.service.config.databaseUrl.slice('sqlite:'.length)))
+      stored = filesBelow(dirname(stack.service.config.database.url.slice('sqlite:'.length)))
     } else {
-      const url = new URL(stack.service.config.databaseUrl)
+      const url = new URL(stack.service.config.database.url)
       const schema = /search_path=(\w+)/.exec(url.searchParams.get('options') ?? '')![1]
       url.search = ''
       stored = execFileSync('pg_dump', ['--schema', schema, url.toString()], {
@@ -93,7 +93,10 @@ describe('.eml files of the outbox folder (issue 15)', () => {
   let outboxDir: string
   before(async () => {
     outboxDir = mkdtempSync(join(tmpdir(), 'campusgate-outbox-'))
-    service = await startService({}, { tweak: (config) => ({ ...config, outboxDir }) })
+    service = await startService(
+      {},
+      { tweak: (config) => ({ ...config, mail: { ...config.mail, outboxDir } }) },
+    )
   })
   after(async () => {
     await service.close()

@@ -93,7 +93,7 @@ describe('webhook delivery: retries, order, endpoints, secrets', () => {
     let out = ''
     const code = await runCli(
       args,
-      { DATABASE_URL: stack.service.config.databaseUrl, LOG_LEVEL: 'warn', ...env },
+      { DATABASE_URL: stack.service.config.database.url, LOG_LEVEL: 'warn', ...env },
       { out: (text) => (out += text), err: (text) => (out += text), interactive: false },
       'help',
     )

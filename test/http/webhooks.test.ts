@@ -148,7 +148,7 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
     const code = await runCli(
       ['sessions', 'revoke', user.openId],
       {
-        DATABASE_URL: stack.service.config.databaseUrl,
+        DATABASE_URL: stack.service.config.database.url,
         WEBHOOK_URL: receiver.url,
         WEBHOOK_SECRET: secret,
         LOG_LEVEL: 'warn',

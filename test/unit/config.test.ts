@@ -96,24 +96,24 @@ describe('loadConfig', () => {
 
   it('defaults to SQLite, port 3000 and both sandbox providers', () => {
     const config = loadConfig({})
-    assert.equal(config.port, 3000)
-    assert.equal(config.databaseUrl, 'sqlite:./data/campusgate.db')
+    assert.equal(config.server.port, 3000)
+    assert.equal(config.database.url, 'sqlite:./data/campusgate.db')
     assert.deepEqual(config.sandbox, { messenger: true, university: true })
-    assert.equal(config.publicBaseUrl, 'http://127.0.0.1:3000')
+    assert.equal(config.server.publicBaseUrl, 'http://127.0.0.1:3000')
     assert.equal(config.messenger.apiBaseUrl, 'http://127.0.0.1:3000/_sandbox/messenger')
-    assert.equal(config.sessionTtlMs, 30 * 86_400_000)
-    assert.equal(config.sessionTouchIntervalMs, 60_000)
-    assert.equal(config.registrationCodeTtlMs, 30 * 60_000)
+    assert.equal(config.sessions.ttlMs, 30 * 86_400_000)
+    assert.equal(config.sessions.touchIntervalMs, 60_000)
+    assert.equal(config.sessions.registrationCodeTtlMs, 30 * 60_000)
     assert.equal(config.university.attemptTtlMs, 10 * 60_000)
     assert.ok(Object.isFrozen(config))
   })
 
   it('reads METRICS_TOKEN and AUDIT_RETENTION (open metrics, 90 days by default)', () => {
-    assert.equal(loadConfig({}).metricsToken, null)
-    assert.equal(loadConfig({}).auditRetentionMs, 90 * 86_400_000)
+    assert.equal(loadConfig({}).operations.metricsToken, null)
+    assert.equal(loadConfig({}).operations.auditRetentionMs, 90 * 86_400_000)
     const config = loadConfig({ METRICS_TOKEN: 'x'.repeat(16), AUDIT_RETENTION: '365d' })
-    assert.equal(config.metricsToken, 'x'.repeat(16))
-    assert.equal(config.auditRetentionMs, 365 * 86_400_000)
+    assert.equal(config.operations.metricsToken, 'x'.repeat(16))
+    assert.equal(config.operations.auditRetentionMs, 365 * 86_400_000)
     assert.throws(() => loadConfig({ METRICS_TOKEN: 'short' }), /^Error: METRICS_TOKEN: /)
     assert.throws(() => loadConfig({ AUDIT_RETENTION: 'forever' }), /^Error: AUDIT_RETENTION: /)
   })
@@ -133,7 +133,7 @@ describe('loadConfig', () => {
 
   it('caps the touch interval at a tenth of the session TTL', () => {
     assert.equal(
-      loadConfig({ SESSION_TTL: '10s', SESSION_TOUCH_INTERVAL: '60s' }).sessionTouchIntervalMs,
+      loadConfig({ SESSION_TTL: '10s', SESSION_TOUCH_INTERVAL: '60s' }).sessions.touchIntervalMs,
       1000,
     )
   })
@@ -227,12 +227,15 @@ describe('loadConfig', () => {
   }
 
   it('reads SESSION_MAX_AGE as a duration; unset, sessions have no absolute end', () => {
-    assert.equal(loadConfig({}).sessionMaxAgeMs, null)
-    assert.equal(loadConfig({ SESSION_MAX_AGE: '180d' }).sessionMaxAgeMs, 180 * 86_400_000)
+    assert.equal(loadConfig({}).sessions.maxAgeMs, null)
+    assert.equal(loadConfig({ SESSION_MAX_AGE: '180d' }).sessions.maxAgeMs, 180 * 86_400_000)
   })
 
   it('defaults the university identity settings as the README’s Configuration table says', () => {
-    const { university, mailLimits } = loadConfig({})
+    const {
+      university,
+      mail: { limits: mailLimits },
+    } = loadConfig({})
     assert.equal(university.protocol, 'uclapi')
     assert.equal(university.issuer, null)
     assert.equal(university.scopes, 'openid email profile')
@@ -325,8 +328,8 @@ describe('loadConfig: production is strict', () => {
 
   it('starts with everything production needs', () => {
     const config = loadConfig(PRODUCTION)
-    assert.equal(config.publicBaseUrl, 'https://campusgate.example.edu')
-    assert.deepEqual(config.dataEncryptionKeys, [Buffer.alloc(32, 1)])
+    assert.equal(config.server.publicBaseUrl, 'https://campusgate.example.edu')
+    assert.deepEqual(config.secrets.dataEncryptionKeys, [Buffer.alloc(32, 1)])
   })
 
   for (const variable of [
@@ -406,7 +409,7 @@ describe('loadConfig: production is strict', () => {
     }
     // A relay on this machine may be configured freely.
     assert.equal(
-      loadConfig({ SMTP_URL: 'smtp://127.0.0.1:2525?ignoreTLS=true' }).smtpUrl,
+      loadConfig({ SMTP_URL: 'smtp://127.0.0.1:2525?ignoreTLS=true' }).mail.smtpUrl,
       'smtp://127.0.0.1:2525?ignoreTLS=true',
     )
   })
@@ -422,8 +425,8 @@ describe('loadConfig: production is strict', () => {
 describe('loadConfig: DATA_ENCRYPTION_KEY', () => {
   it('reads a comma list of 32-byte keys, the first one first', () => {
     const config = loadConfig({ DATA_ENCRYPTION_KEY: `${KEY_B}, ${KEY_A}` })
-    assert.deepEqual(config.dataEncryptionKeys, [Buffer.alloc(32, 2), Buffer.alloc(32, 1)])
-    assert.equal(loadConfig({}).dataEncryptionKeys, null)
+    assert.deepEqual(config.secrets.dataEncryptionKeys, [Buffer.alloc(32, 2), Buffer.alloc(32, 1)])
+    assert.equal(loadConfig({}).secrets.dataEncryptionKeys, null)
   })
 
   it('refuses keys that are not base64 of exactly 32 bytes, without repeating them', () => {
@@ -445,9 +448,9 @@ describe('loadConfig: TRUST_PROXY', () => {
   })
 
   it('takes a hop count or proxy addresses', () => {
-    assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
-    assert.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false)
-    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy, [
+    assert.equal(loadConfig({ TRUST_PROXY: '2' }).server.trustProxy, 2)
+    assert.equal(loadConfig({ TRUST_PROXY: '0' }).server.trustProxy, false)
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1' }).server.trustProxy, [
       '10.0.0.0/8',
       '::1',
     ])
@@ -490,7 +493,7 @@ describe('loadConfig: durations and numbers are bounded', () => {
       perSessionMax: 7,
       consoleSignInMax: 3,
     })
-    assert.equal(config.requestTimeoutMs, 2000)
+    assert.equal(config.server.requestTimeoutMs, 2000)
     const defaults = loadConfig({})
     assert.deepEqual(defaults.rateLimit, {
       windowMs: 60_000,
@@ -499,7 +502,7 @@ describe('loadConfig: durations and numbers are bounded', () => {
       perSessionMax: 600,
       consoleSignInMax: 10,
     })
-    assert.equal(defaults.requestTimeoutMs, 30_000)
+    assert.equal(defaults.server.requestTimeoutMs, 30_000)
   })
 })
 

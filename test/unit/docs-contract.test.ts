@@ -21,7 +21,7 @@ function section(text: string, heading: string): string {
   const lines = text.split('\n')
   const start = lines.findIndex((line) => line.replace(/^#+\s*/, '') === heading)
   assert.notEqual(start, -1, `no section "${heading}"`)
-  const level = /^#+/.exec(lines[start]!)![0].length
+  const level = /^#+/.exec(lines[start])![0].length
   const end = lines.findIndex(
     (line, i) => i > start && /^#+\s/.test(line) && /^#+/.exec(line)![0].length <= level,
   )
@@ -33,7 +33,7 @@ function firstCells(text: string): string[] {
   return text
     .split('\n')
     .filter((line) => line.startsWith('| `'))
-    .map((line) => line.split(/(?<!\\)\|/)[1]!.trim())
+    .map((line) => line.split(/(?<!\\)\|/)[1].trim())
 }
 
 /** Every name of the environment that `loadConfig` reads, over settings that reach every reader. */
@@ -93,7 +93,7 @@ describe('the docs and the code name the same things', () => {
     const row = (type: string) =>
       table.split('\n').find((line) => line.startsWith(`| \`${type}\``))!
     const reasons = (line: string) =>
-      sorted([...line.split('`reason`')[1]!.matchAll(/`([a-z]+)`/g)].map((match) => match[1]!))
+      sorted([...line.split('`reason`')[1].matchAll(/`([a-z]+)`/g)].map((match) => match[1]))
     assert.deepEqual(reasons(row('session.ended')), sorted(SESSION_END_REASONS))
     assert.deepEqual(reasons(row('university.unlinked')), sorted(UNLINK_REASONS))
   })
@@ -119,7 +119,7 @@ describe('the docs and the code name the same things', () => {
     for (const file of files) {
       for (const match of read(file).matchAll(/docs\/([a-z-]+\.md), "([^"\n]+)"/g)) {
         const [, page, heading] = match
-        if (!DOC_PAGES.includes(page!)) {
+        if (!DOC_PAGES.includes(page)) {
           missing.push(`${file}: docs/${page} does not exist`)
           continue
         }
@@ -127,7 +127,7 @@ describe('the docs and the code name the same things', () => {
           .split('\n')
           .filter((line) => /^#+\s/.test(line))
           .map((line) => line.replace(/^#+\s*/, ''))
-        if (!headings.includes(heading!)) missing.push(`${file}: docs/${page} has no "${heading}"`)
+        if (!headings.includes(heading)) missing.push(`${file}: docs/${page} has no "${heading}"`)
       }
     }
     assert.deepEqual(missing, [])

@@ -40,7 +40,7 @@ describe('secrets at rest: AES-256-GCM with rotating keys', () => {
     const config = loadConfig({
       DATA_ENCRYPTION_KEY: `${newKey.toString('base64')}, ${oldKey.toString('base64')}`,
     })
-    assert.deepEqual(config.dataEncryptionKeys, [newKey, oldKey])
+    assert.deepEqual(config.secrets.dataEncryptionKeys, [newKey, oldKey])
     for (const bad of [
       'short',
       randomBytes(16).toString('base64'),
