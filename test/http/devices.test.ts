@@ -374,6 +374,52 @@ describe('SESSIONS_PER_USER=1: the original rule', () => {
 })
 
 describe('migration 0013 (sessions per device)', () => {
+  it("rolls back to one session per user, keeping each user's most recently used", async () => {
+    const database = await freshDatabase()
+    const db = createDb(database.url, { poolSize: 2 })
+    try {
+      await migrateToLatest(db)
+      const now = Date.parse('2026-01-01T00:00:00Z')
+      await db.kysely
+        .insertInto('users')
+        .values({ id: 'u-two', open_id: 'open-two', created_at: now, updated_at: now })
+        .execute()
+      for (const [id, touchedAt] of [
+        ['s-older', now],
+        ['s-newer', now + 60_000],
+      ] as const) {
+        await db.kysely
+          .insertInto('sessions')
+          .values({
+            id,
+            user_id: 'u-two',
+            key_hash: hashSecret(id),
+            created_at: now,
+            expires_at: now + 86_400_000,
+            touched_at: touchedAt,
+            device: 'Phone/1.0',
+          })
+          .execute()
+      }
+      const migrator = new Migrator({
+        db: db.kysely,
+        provider: migrationProvider,
+        ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
+      })
+      const { error } = await migrator.migrateTo('0012_sessions_expiry_floor')
+      assert.equal(error, undefined)
+      const left = await db.kysely.selectFrom('sessions').select('id').execute()
+      assert.deepEqual(
+        left.map((row) => row.id),
+        ['s-newer'],
+      )
+      assert.equal((await migrator.migrateToLatest()).error, undefined)
+    } finally {
+      await db.kysely.destroy()
+      await database.drop()
+    }
+  })
+
   it('keeps every key issued before it working', async () => {
     const database = await freshDatabase()
     const db = createDb(database.url, { poolSize: 2 })

@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely'
 
 /**
- * Sessions per device (docs/sessions.md): a user may hold several live sessions, so `user_id` is
+ * Sessions per device (docs/sessions.md, "Devices"): a user may hold several live sessions, so `user_id` is
  * no longer unique, and each session keeps the `User-Agent` of the request that registered it as
  * its device label. Every existing row stays as it is: every key issued before keeps working.
  *
@@ -9,7 +9,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely'
  * ended together). `touched_at` gets none: a touch must write no indexed column (migration 0012).
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (isPostgres(db)) {
     const { rows } = await sql<{ name: string }>`
       SELECT con.conname AS name
       FROM pg_constraint con
@@ -23,32 +23,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   } else {
     // SQLite cannot drop a column's UNIQUE: the table is rebuilt, as SQLite's ALTER TABLE page
     // describes. Nothing references `sessions`, so it can be dropped and renamed in place.
-    await db.schema
-      .createTable('sessions_per_device')
-      .addColumn('id', 'text', (col) => col.primaryKey())
-      .addColumn('user_id', 'text', (col) =>
-        col.notNull().references('users.id').onDelete('cascade'),
-      )
-      .addColumn('key_hash', 'text', (col) => col.notNull().unique())
-      .addColumn('created_at', 'bigint', (col) => col.notNull())
-      .addColumn('expires_at', 'bigint', (col) => col.notNull())
-      .addColumn('touched_at', 'bigint', (col) => col.notNull())
-      .addColumn('expiry_floor', 'bigint', (col) => col.notNull().defaultTo(0))
-      .addColumn('device', 'text')
-      .execute()
-    await sql`
-      INSERT INTO sessions_per_device
-        (id, user_id, key_hash, created_at, expires_at, touched_at, expiry_floor)
-      SELECT id, user_id, key_hash, created_at, expires_at, touched_at, expiry_floor
-      FROM sessions`.execute(db)
-    await db.schema.dropTable('sessions').execute()
-    await db.schema.alterTable('sessions_per_device').renameTo('sessions').execute()
-    await db.schema.createIndex('sessions_created_at').on('sessions').column('created_at').execute()
-    await db.schema
-      .createIndex('sessions_expiry_floor')
-      .on('sessions')
-      .column('expiry_floor')
-      .execute()
+    await rebuildSqliteSessions(db, { oneUserPerRow: false })
   }
   await db.schema.createIndex('sessions_user_id').on('sessions').column('user_id').execute()
 }
@@ -65,30 +40,47 @@ export async function down(db: Kysely<any>): Promise<void> {
       ) ranked WHERE place > 1
     )`.execute(db)
   await db.schema.dropIndex('sessions_user_id').execute()
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (isPostgres(db)) {
     await db.schema.alterTable('sessions').dropColumn('device').execute()
     await sql`ALTER TABLE sessions ADD CONSTRAINT sessions_user_id_key UNIQUE (user_id)`.execute(db)
     return
   }
-  await db.schema
-    .createTable('sessions_one_per_user')
+  await rebuildSqliteSessions(db, { oneUserPerRow: true })
+}
+
+function isPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+}
+
+/**
+ * SQLite: `sessions` made anew with every row kept, `user_id` unique or not (the device column
+ * only where it is not), and the indexes of migrations 0009 and 0012 made again.
+ */
+async function rebuildSqliteSessions(
+  db: Kysely<any>,
+  { oneUserPerRow }: { oneUserPerRow: boolean },
+): Promise<void> {
+  let table = db.schema
+    .createTable('sessions_rebuilt')
     .addColumn('id', 'text', (col) => col.primaryKey())
-    .addColumn('user_id', 'text', (col) =>
-      col.notNull().unique().references('users.id').onDelete('cascade'),
-    )
+    .addColumn('user_id', 'text', (col) => {
+      const user = col.notNull().references('users.id').onDelete('cascade')
+      return oneUserPerRow ? user.unique() : user
+    })
     .addColumn('key_hash', 'text', (col) => col.notNull().unique())
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .addColumn('expires_at', 'bigint', (col) => col.notNull())
     .addColumn('touched_at', 'bigint', (col) => col.notNull())
     .addColumn('expiry_floor', 'bigint', (col) => col.notNull().defaultTo(0))
-    .execute()
+  if (!oneUserPerRow) table = table.addColumn('device', 'text')
+  await table.execute()
   await sql`
-    INSERT INTO sessions_one_per_user
+    INSERT INTO sessions_rebuilt
       (id, user_id, key_hash, created_at, expires_at, touched_at, expiry_floor)
     SELECT id, user_id, key_hash, created_at, expires_at, touched_at, expiry_floor
     FROM sessions`.execute(db)
   await db.schema.dropTable('sessions').execute()
-  await db.schema.alterTable('sessions_one_per_user').renameTo('sessions').execute()
+  await db.schema.alterTable('sessions_rebuilt').renameTo('sessions').execute()
   await db.schema.createIndex('sessions_created_at').on('sessions').column('created_at').execute()
   await db.schema
     .createIndex('sessions_expiry_floor')
