@@ -43,6 +43,9 @@ export const migrationProvider: MigrationProvider = {
   getMigrations: () => Promise.resolve(MIGRATIONS),
 }
 
+/** How often a migration that met another schema's drop is tried (`otherSchemaDropped`). */
+const MIGRATION_ATTEMPTS = 10
+
 /** Brings the schema to the latest version; safe to run from several instances at once. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({
@@ -50,10 +53,31 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     provider: migrationProvider,
     ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
   })
-  const { error, results } = await migrator.migrateToLatest()
-  if (error !== undefined)
+  for (let attempt = 1; ; attempt += 1) {
+    const { error, results } = await migrator.migrateToLatest()
+    if (error === undefined) {
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+    }
+    if (attempt < MIGRATION_ATTEMPTS && otherSchemaDropped(error, db.schema)) {
+      // Apart, at random: drops that come in a burst are let to pass.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt))
+      continue
+    }
     throw error instanceof Error ? error : new Error('migration failed', { cause: error })
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+  }
+}
+
+/**
+ * Kysely's migrator looks for its tables among every schema of the database, naming each one to
+ * PostgreSQL (`has_schema_privilege`): a schema another client drops meanwhile fails that look
+ * with "schema … does not exist" (invalid_schema_name), though ours is there. Looked again, the
+ * dropped one is gone from the list.
+ */
+function otherSchemaDropped(error: unknown, ours: string | null): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  if (code !== '3F000' || typeof message !== 'string') return false
+  const named = /^schema "([^"]+)" does not exist$/.exec(message)?.[1]
+  return named !== undefined && named !== ours
 }
 
 /**
