@@ -3,7 +3,7 @@ import { systemClock } from '../clock.js'
 import { createDb } from '../db/database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { cipherFor } from '../secrets-at-rest.js'
-import type { Command } from './command.js'
+import { EXIT, type Command } from './command.js'
 import { stopOnSignals } from './shutdown.js'
 import { startupSummary } from './summary.js'
 
@@ -14,6 +14,13 @@ export const serve: Command = {
   usage: '  campusgate serve',
   options: {},
   async run({ config, io }) {
+    // A stop asked for while starting (a container stopped during its migrations): Node as PID 1
+    // ignores a signal nothing listens to, so it is heard from the start, and honoured once a
+    // migration in progress has finished (SQLite's are not one transaction: never cut one short).
+    let stopAsked: NodeJS.Signals | null = null
+    const askStop = (signal: NodeJS.Signals): void => void (stopAsked ??= signal)
+    const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']
+    for (const signal of signals) process.on(signal, askStop)
     const db = createDb(config.database.url, { poolSize: config.database.poolSize })
     await migrateToLatest(db)
     // A person at a terminal reads lines, a log collector reads JSON.
@@ -33,6 +40,13 @@ export const serve: Command = {
       cipher,
       ...(logStream === undefined ? {} : { logStream }),
     })
+    if (stopAsked !== null) {
+      for (const signal of signals) process.off(signal, askStop)
+      app.log.info({ signal: stopAsked }, 'stopped while starting: not serving')
+      await app.close()
+      await db.kysely.destroy()
+      return EXIT.ok
+    }
     if (createdKeyFile !== null) {
       app.log.warn(
         { keyFile: createdKeyFile },
@@ -51,6 +65,9 @@ export const serve: Command = {
     }
 
     stopOnSignals(app, db)
+    for (const signal of signals) process.off(signal, askStop)
+    // Asked while it began to listen: the shutdown's own handler hears it now.
+    if (stopAsked !== null) process.kill(process.pid, stopAsked)
     return null
   },
 }

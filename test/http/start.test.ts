@@ -108,3 +108,28 @@ describe('start-up', () => {
     }
   })
 })
+
+describe('a stop asked for while starting', () => {
+  it('is heard before the migrations (a container stopped then: Node as PID 1 ignores an unheard signal) and ends the start with exit 0, not serving', async () => {
+    const { serve } = await import('../../src/cli/serve.js')
+    const { loadConfig } = await import('../../src/config.js')
+    const dir = mkdtempSync(join(tmpdir(), 'campusgate-stop-early-'))
+    const port = await freePort()
+    try {
+      const config = loadConfig({
+        DATABASE_URL: `sqlite:${join(dir, 'campusgate.db')}`,
+        PORT: String(port),
+        LOG_LEVEL: 'silent',
+      })
+      const io = { out: () => undefined, err: () => undefined, interactive: false }
+      const started = serve.run({ config, values: {}, env: {}, io })
+      // While the migrations run, as a supervisor's SIGTERM would arrive.
+      process.emit('SIGTERM', 'SIGTERM')
+      assert.equal(await started, 0)
+      await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`))
+      assert.equal(process.listenerCount('SIGTERM'), 0, 'no listener of the start is left behind')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
