@@ -320,7 +320,7 @@ export function makePlan(settings: Settings): Plan {
 
   // The earlier build beside this one, same rounds: the key check (both ways) and registration.
   if (settings.earlierBuild !== null) {
-    earlierKeyCheck('sqlite', small)
+    for (const size of [small, large]) earlierKeyCheck('sqlite', size)
     datasets.push(
       dataset('touch-earlier', 'sqlite', runs * seconds * settings.maxTouchPerSecond, {
         singleUse: true,

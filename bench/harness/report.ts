@@ -118,6 +118,11 @@ export function report(input: ReportInput): number {
       `${session}-notouch`,
       `session-sqlite${small}-earlier-notouch`,
     ),
+    session1MVsEarlierBuild: ratio(`session-sqlite${large}`, `session-sqlite${large}-earlier`),
+    session1MNoTouchVsEarlierBuild: ratio(
+      `session-sqlite${large}-notouch`,
+      `session-sqlite${large}-earlier-notouch`,
+    ),
     registerVsEarlierBuild: ratio('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: ratio('touch-sqlite', 'touch-sqlite-earlier'),
     postgresVsEarlierBuild: ratio(`session-pg${small}`, `session-pg${small}-earlier`),
@@ -126,6 +131,10 @@ export function report(input: ReportInput): number {
       `session-pg${small}-earlier-notouch`,
     ),
     postgres1MVsEarlierBuild: ratio(`session-pg${large}`, `session-pg${large}-earlier`),
+    postgres1MNoTouchVsEarlierBuild: ratio(
+      `session-pg${large}-notouch`,
+      `session-pg${large}-earlier-notouch`,
+    ),
   }
   // The same comparisons by server CPU per request: steadier than req/s on a shared machine.
   const cpu = (id: string): number | null => medians.get(id)?.cpuUsPerRequest ?? null
@@ -183,6 +192,15 @@ export function report(input: ReportInput): number {
       `${session}-notouch`,
       `session-sqlite${small}-earlier-notouch`,
     ),
+    session1MVsEarlierBuild: paired(`session-sqlite${large}`, `session-sqlite${large}-earlier`),
+    session1MNoTouchVsEarlierBuild: paired(
+      `session-sqlite${large}-notouch`,
+      `session-sqlite${large}-earlier-notouch`,
+    ),
+    sessionPostgresVsRawPostgres: paired(`session-pg${small}`, `raw-pg${small}`),
+    session1MPostgresVsRawPostgres: paired(`session-pg${large}`, `raw-pg${large}`),
+    twoDevicesVsOne: paired(`session-sqlite${small}-2dev`, session),
+    postgresTwoDevicesVsOne: paired(`session-pg${small}-2dev`, `session-pg${small}`),
     registerVsEarlierBuild: paired('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: paired('touch-sqlite', 'touch-sqlite-earlier'),
     postgresVsEarlierBuild: paired(`session-pg${small}`, `session-pg${small}-earlier`),
@@ -191,6 +209,10 @@ export function report(input: ReportInput): number {
       `session-pg${small}-earlier-notouch`,
     ),
     postgres1MVsEarlierBuild: paired(`session-pg${large}`, `session-pg${large}-earlier`),
+    postgres1MNoTouchVsEarlierBuild: paired(
+      `session-pg${large}-notouch`,
+      `session-pg${large}-earlier-notouch`,
+    ),
   }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
 

@@ -60,8 +60,11 @@ export interface SqliteDb extends DbCommon {
 /** PostgreSQL, with the pool its session store reads on without Kysely (sessions/store-postgres.ts). */
 export interface PostgresDb extends DbCommon {
   readonly dialect: 'postgres'
-  /** Runs one statement on the pool, named (prepared) as Kysely's queries are. */
-  query<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]>
+  /** Runs one statement on the pool, named (prepared) as Kysely's queries are: its rows, and how many it changed. */
+  query<Row>(
+    sql: string,
+    parameters: readonly unknown[],
+  ): Promise<{ rows: Row[]; rowCount: number }>
 }
 
 export type Db = SqliteDb | PostgresDb
@@ -266,9 +269,10 @@ function openPostgres(url: string, poolSize: number): PostgresDb {
     groupedTransaction: (work) => inTransaction(kysely, work),
     // The session store's touches run here too (sessions/store-postgres.ts), so their faults are
     // noted as Kysely's are.
-    async query<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+    async query<Row>(sql: string, parameters: readonly unknown[]) {
       try {
-        return (await pool.query(pgQuery(nameOf, sql, parameters))).rows as Row[]
+        const { rows, rowCount } = await pool.query(pgQuery(nameOf, sql, parameters))
+        return { rows: rows as Row[], rowCount: rowCount ?? 0 }
       } catch (error) {
         if (isWriteFault(error)) writes.noteFault(error)
         throw error

@@ -2,7 +2,13 @@ import { sql, type CompiledQuery } from 'kysely'
 import type { PostgresDb } from '../db/database.js'
 import { perTurn } from '../db/per-turn.js'
 import { precompiled } from '../db/precompiled.js'
-import { selectSessions, sessionByKeyHash, type KeyCheckDriver, type SessionRow } from './rows.js'
+import {
+  selectSessions,
+  sessionByKeyHash,
+  touchSession,
+  type KeyCheckDriver,
+  type SessionRow,
+} from './rows.js'
 
 /** Bounds the array a batch binds; more key checks in one turn make another batch. */
 export const KEY_CHECK_BATCH_MAX = 64
@@ -66,10 +72,10 @@ export function createPostgresKeyChecks(db: PostgresDb): KeyCheckDriver {
       // Alone in its turn, as most are while the pool has a connection for each request: the
       // key check's own statement, SQLite's too, without an array to bind and unnest.
       const { sql: text, parameters } = sessionByKeyHash.bind(kysely, keyHashes[0])
-      return [(await db.query<SessionRow>(text, parameters))[0]]
+      return [(await db.query<SessionRow>(text, parameters)).rows[0]]
     }
     const { sql: text, parameters } = sessionsByKeyHashes.bind(kysely, keyHashes)
-    const rows = await db.query<SessionRow & { key_hash: string }>(text, parameters)
+    const { rows } = await db.query<SessionRow & { key_hash: string }>(text, parameters)
     const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
     return keyHashes.map((keyHash) => byKeyHash.get(keyHash))
   }, KEY_CHECK_BATCH_MAX)
@@ -77,6 +83,20 @@ export function createPostgresKeyChecks(db: PostgresDb): KeyCheckDriver {
   return {
     read,
     async writeTouches(touches) {
+      const [only] = touches
+      if (touches.length === 1 && only !== undefined && only.touch.day === null) {
+        // The commonest: one touch in its turn, no day to mark. The plain statement SQLite runs
+        // too, with no arrays to bind and unnest, and no marks to insert.
+        const { touch } = only
+        const { sql: text, parameters } = touchSession.bind(
+          kysely,
+          only.sessionId,
+          touch.expiresAt,
+          touch.now,
+          touch.readTouchedAt,
+        )
+        return [(await db.query(text, parameters)).rowCount > 0]
+      }
       const { sql: text, parameters } = touchesAndMarks.bind(
         kysely,
         touches.map((due) => due.sessionId),
@@ -86,9 +106,8 @@ export function createPostgresKeyChecks(db: PostgresDb): KeyCheckDriver {
         touches.map((due) => due.touch.readTouchedAt),
         touches.map((due) => due.touch.day),
       )
-      const written = new Set(
-        (await db.query<{ id: string }>(text, parameters)).map((row) => row.id),
-      )
+      const { rows } = await db.query<{ id: string }>(text, parameters)
+      const written = new Set(rows.map((row) => row.id))
       return touches.map((due) => written.has(due.sessionId))
     },
   }
