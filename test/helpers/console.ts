@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { PassThrough } from 'node:stream'
 import { buildApp, type Campusgate } from '../../src/app.js'
 import { runCli } from '../../src/cli/run.js'
+import type { Config } from '../../src/config/types.js'
 import { createDb } from '../../src/db/database.js'
 import { cipherFor } from '../../src/secrets-at-rest.js'
 import { parseSetCookie } from './stack.js'
@@ -140,7 +141,7 @@ export async function startSecondInstance(
   service: RunningService,
 ): Promise<Campusgate & { url: string; config: RunningService['config']; close(): Promise<void> }> {
   const db = createDb(service.config.database.url, { poolSize: 2 })
-  const config = { ...service.config, port: 0 }
+  const config: Config = { ...service.config, server: { ...service.config.server, port: 0 } }
   const second = await buildApp({
     config,
     db,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import type { Config } from '../../src/config/types.js'
 import { cipherFor } from '../../src/secrets-at-rest.js'
 import { createServices } from '../../src/services.js'
 import {
@@ -107,7 +108,10 @@ describe('SESSION_MAX_AGE: a session ends that long after its registration howev
   it('set later, it ends sessions older than it that were registered without it', async () => {
     // A session registered while SESSION_MAX_AGE was unset keeps its sliding expiry in the row.
     const clock = short.service.clock
-    const loose = { ...short.service.config, sessionMaxAgeMs: null }
+    const loose: Config = {
+      ...short.service.config,
+      sessions: { ...short.service.config.sessions, maxAgeMs: null },
+    }
     const before = createServices({
       config: loose,
       db: short.service.db,
@@ -131,7 +135,10 @@ describe('SESSION_MAX_AGE: a session ends that long after its registration howev
 
   it('the pruner ends a session past the cap whose row still promises more, unused', async () => {
     const clock = short.service.clock
-    const loose = { ...short.service.config, sessionMaxAgeMs: null }
+    const loose: Config = {
+      ...short.service.config,
+      sessions: { ...short.service.config.sessions, maxAgeMs: null },
+    }
     const before = createServices({
       config: loose,
       db: short.service.db,
