@@ -68,15 +68,21 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 }
 
 /**
- * Kysely's migrator looks for its tables among every schema of the database, naming each one to
- * PostgreSQL (`has_schema_privilege`): a schema another client drops meanwhile fails that look
- * with "schema … does not exist" (invalid_schema_name), though ours is there. Looked again, the
+ * Kysely's migrator looks for its tables among every schema and table of the database, naming
+ * each one to PostgreSQL (`has_schema_privilege`, a cast to `regclass`): a schema another client
+ * drops meanwhile fails that look with "schema … does not exist" (invalid_schema_name) or
+ * "relation "…"."…" does not exist" (undefined_table), though ours is there. Looked again, the
  * dropped one is gone from the list.
  */
 function otherSchemaDropped(error: unknown, ours: string | null): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown }
-  if (code !== '3F000' || typeof message !== 'string') return false
-  const named = /^schema "([^"]+)" does not exist$/.exec(message)?.[1]
+  if (typeof message !== 'string') return false
+  const named =
+    code === '3F000'
+      ? /^schema "([^"]+)" does not exist$/.exec(message)?.[1]
+      : code === '42P01'
+        ? /^relation "([^".]+)\.[^"]+" does not exist$/.exec(message)?.[1]
+        : undefined
   return named !== undefined && named !== ours
 }
 
