@@ -39,20 +39,25 @@ const MIGRATIONS: Record<string, Migration> = {
 }
 
 /** Every migration this build knows, for Kysely's `Migrator`. */
-export const migrationProvider: MigrationProvider = {
+const migrationProvider: MigrationProvider = {
   getMigrations: () => Promise.resolve(MIGRATIONS),
 }
 
 /** How often a migration that met another schema's drop is tried (`otherSchemaDropped`). */
 const MIGRATION_ATTEMPTS = 10
 
-/** Brings the schema to the latest version; safe to run from several instances at once. */
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({
+/** Kysely's migrator over this build's migrations, its tables in the database's own schema. */
+export function migratorFor(db: Db): Migrator {
+  return new Migrator({
     db: db.kysely,
     provider: migrationProvider,
     ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
   })
+}
+
+/** Brings the schema to the latest version; safe to run from several instances at once. */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = migratorFor(db)
   for (let attempt = 1; ; attempt += 1) {
     const { error, results } = await migrator.migrateToLatest()
     if (error === undefined) {

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { Migrator } from 'kysely'
 import { createDb } from '../../src/db/database.js'
-import { migrateToLatest, migrationProvider } from '../../src/db/migrate.js'
+import { migrateToLatest, migratorFor } from '../../src/db/migrate.js'
 import { generateSecret, hashSecret } from '../../src/lib/secrets.js'
 import { freshDatabase } from '../helpers/database.js'
 import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
@@ -401,11 +400,7 @@ describe('migration 0013 (sessions per device)', () => {
           })
           .execute()
       }
-      const migrator = new Migrator({
-        db: db.kysely,
-        provider: migrationProvider,
-        ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
-      })
+      const migrator = migratorFor(db)
       const { error } = await migrator.migrateTo('0012_sessions_expiry_floor')
       assert.equal(error, undefined)
       const left = await db.kysely.selectFrom('sessions').select('id').execute()
@@ -424,11 +419,7 @@ describe('migration 0013 (sessions per device)', () => {
     const database = await freshDatabase()
     const db = createDb(database.url, { poolSize: 2 })
     try {
-      const migrator = new Migrator({
-        db: db.kysely,
-        provider: migrationProvider,
-        ...(db.schema === null ? {} : { migrationTableSchema: db.schema }),
-      })
+      const migrator = migratorFor(db)
       const { error } = await migrator.migrateTo('0012_sessions_expiry_floor')
       assert.equal(error, undefined)
       const key = generateSecret()
