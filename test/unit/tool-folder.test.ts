@@ -58,10 +58,9 @@ describe('a tool folder, installed from its own lock file on first use', () => {
     const child = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const done = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    return new Promise<{ code: number | null; stderr: string }>((resolve) =>
       child.on('close', (code) => resolve({ code, stderr })),
     )
-    return { child, done }
   }
   const fresh = () => {
     rmSync(join(dir, 'node_modules'), { recursive: true, force: true })
@@ -70,9 +69,7 @@ describe('a tool folder, installed from its own lock file on first use', () => {
 
   it('installs once when several processes need it at the same time', async () => {
     fresh()
-    const runs = await Promise.all(
-      [ensureInChild(), ensureInChild(), ensureInChild()].map((r) => r.done),
-    )
+    const runs = await Promise.all([ensureInChild(), ensureInChild(), ensureInChild()])
     for (const run of runs) assert.equal(run.code, 0, run.stderr)
     const installs = runs.filter((run) => run.stderr.includes('installing')).length
     assert.equal(installs, 1, runs.map((run) => run.stderr).join('\n'))
@@ -85,7 +82,7 @@ describe('a tool folder, installed from its own lock file on first use', () => {
     writeFileSync(join(dir, '.install-lock', 'pid'), String(process.pid))
     const waiting = ensureInChild()
     const early = await Promise.race([
-      waiting.done.then(() => 'finished'),
+      waiting.then(() => 'finished'),
       new Promise((resolve) => setTimeout(resolve, 1_000, 'waiting')),
     ])
     assert.equal(early, 'waiting', 'it installed beside the holder instead of waiting')
@@ -96,7 +93,7 @@ describe('a tool folder, installed from its own lock file on first use', () => {
     mkdirSync(join(dir, 'node_modules'), { recursive: true })
     writeFileSync(stamp(), digest)
     rmSync(join(dir, '.install-lock'), { recursive: true })
-    const after = await waiting.done
+    const after = await waiting
     assert.equal(after.code, 0, after.stderr)
     assert.doesNotMatch(after.stderr, /installing/)
   })
