@@ -8,7 +8,7 @@ import DataLoader from 'dataloader'
  *
  * It serves every place where work arriving together is cheaper done together: SQLite's grouped
  * commits (grouped-commits.ts), SQLite's touches (sessions/store-sqlite.ts) and PostgreSQL's key
- * checks (sessions/store-postgres.ts).
+ * checks while every connection of the pool is busy (sessions/store-postgres.ts).
  */
 export function perTurn<In, Out>(
   handle: (batch: readonly In[]) => Promise<readonly (Out | Error)[]>,

@@ -59,26 +59,29 @@ const touchesAndMarks = precompiled(
 )
 
 /**
- * PostgreSQL's key check (store.ts). Every statement is a round trip whose fixed cost (the pool,
- * the protocol's messages, two system calls) is most of a key check's, so the key checks that
- * arrive in one turn of the event loop are read in one statement (`per-turn.ts`), and the touches
- * that fall due are written in one more (a key check's read is never a write: docs/performance.md).
- * Both run on the pool as named statements, outside Kysely.
+ * PostgreSQL's key check (store.ts). While the pool has a free connection, a key check is its own
+ * named statement, sent at once: key checks then overlap, each one's round trip beside the others'
+ * work, and none waits for the end of its turn. When every connection is busy, the key checks that
+ * arrive in one turn of the event loop wait together and are read in one statement
+ * (`per-turn.ts`), so a saturated pool sends one round trip for many requests instead of queueing
+ * each. The touches that fall due are written in one more statement (a key check's read is never
+ * a write: docs/performance.md). Both run on the pool, outside Kysely.
  */
 export function createPostgresKeyChecks(db: PostgresDb): KeyCheckDriver {
   const { kysely } = db
-  const read = perTurn<string, SessionRow | undefined>(async (keyHashes) => {
-    if (keyHashes.length === 1) {
-      // Alone in its turn, as most are while the pool has a connection for each request: the
-      // key check's own statement, SQLite's too, without an array to bind and unnest.
-      const { sql: text, parameters } = sessionByKeyHash.bind(kysely, keyHashes[0])
-      return [(await db.query<SessionRow>(text, parameters)).rows[0]]
-    }
+  const readOne = async (keyHash: string): Promise<SessionRow | undefined> => {
+    const { sql: text, parameters } = sessionByKeyHash.bind(kysely, keyHash)
+    return (await db.query<SessionRow>(text, parameters)).rows[0]
+  }
+  const readTogether = perTurn<string, SessionRow | undefined>(async (keyHashes) => {
+    if (keyHashes.length === 1) return [await readOne(keyHashes[0])]
     const { sql: text, parameters } = sessionsByKeyHashes.bind(kysely, keyHashes)
     const { rows } = await db.query<SessionRow & { key_hash: string }>(text, parameters)
     const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
     return keyHashes.map((keyHash) => byKeyHash.get(keyHash))
   }, KEY_CHECK_BATCH_MAX)
+  const read = (keyHash: string): Promise<SessionRow | undefined> =>
+    db.hasFreeConnection() ? readOne(keyHash) : readTogether(keyHash)
 
   return {
     read,

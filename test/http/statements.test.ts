@@ -29,18 +29,19 @@ const NOTHING_DUE: TouchRule = { ttlMs: 1_000, intervalMs: 1_000_000, maxAgeMs: 
 const at = (ms: number): Clock => ({ now: () => new Date(ms) })
 
 /**
- * `db` whose statements outside Kysely are recorded: the keys each batched read asked for;
- * optionally failing the first.
+ * `db` whose statements outside Kysely are recorded: the keys each read asked for; optionally
+ * failing the first, or with every connection of the pool busy (`busy`), as under full load.
  */
 function countingQueries(
   db: PostgresDb,
-  options: { failFirst?: boolean } = {},
+  options: { failFirst?: boolean; busy?: boolean } = {},
 ): { db: PostgresDb; batches: string[][] } {
   const batches: string[][] = []
   return {
     batches,
     db: {
       ...db,
+      hasFreeConnection: options.busy === true ? () => false : db.hasFreeConnection,
       query: <Row>(text: string, parameters: readonly unknown[]) => {
         // A batch binds its keys as one array; a key check alone in its turn binds its key.
         const keys = parameters.find(Array.isArray) as string[] | undefined
@@ -110,7 +111,7 @@ describe('precompiled queries and statement caches', () => {
     assert.equal(await store.check('h2'), null)
   })
 
-  it('PostgreSQL: the key checks of one turn are one query, each answered with its own row', async (t) => {
+  it('PostgreSQL: with every connection busy, the key checks of one turn are one query, each answered with its own row', async (t) => {
     if (db.dialect !== 'postgres') return t.skip('PostgreSQL only')
     await db.kysely
       .insertInto('users')
@@ -128,7 +129,7 @@ describe('precompiled queries and statement caches', () => {
       })
       .execute()
     try {
-      const counted = countingQueries(db)
+      const counted = countingQueries(db, { busy: true })
       const store = createSessionStore(counted.db, NOTHING_DUE, at(1_500))
       // Duplicates and unknown keys in one batch; rows come back in whatever order they please.
       const keyHashes = ['h2', 'unknown', 'h1', 'h2', 'h1']
@@ -155,9 +156,29 @@ describe('precompiled queries and statement caches', () => {
     }
   })
 
+  it('PostgreSQL: while the pool has a free connection a key check is sent at once, on its own; the rest of its turn waits together', async (t) => {
+    if (db.dialect !== 'postgres') return t.skip('PostgreSQL only')
+    // The pool holds two connections: the first two key checks of the turn take them, the other
+    // three wait for the turn's end and are read in one statement.
+    const counted = countingQueries(db)
+    const store = createSessionStore(counted.db, NOTHING_DUE, at(1_500))
+    const keyHashes = ['h1', 'unknown', 'h1', 'unknown', 'h1']
+    const pending = keyHashes.map((keyHash) => store.check(keyHash))
+    assert.deepEqual(counted.batches, [['h1'], ['unknown']])
+    const found = await Promise.all(pending)
+    assert.deepEqual(
+      found.map((checked) => checked?.record.id ?? null),
+      ['s1', null, 's1', null, 's1'],
+    )
+    assert.deepEqual(counted.batches, [['h1'], ['unknown'], ['h1', 'unknown', 'h1']])
+    // Once they are answered the connections are free again: the next key check goes alone.
+    assert.equal((await store.check('h1'))?.record.id, 's1')
+    assert.deepEqual(counted.batches.at(-1), ['h1'])
+  })
+
   it('PostgreSQL: a failed batch fails each of its key checks, and the next turn reads again', async (t) => {
     if (db.dialect !== 'postgres') return t.skip('PostgreSQL only')
-    const counted = countingQueries(db, { failFirst: true })
+    const counted = countingQueries(db, { failFirst: true, busy: true })
     const store = createSessionStore(counted.db, NOTHING_DUE, at(1_500))
     const results = await Promise.allSettled(['h1', 'h2'].map((keyHash) => store.check(keyHash)))
     assert.deepEqual(
