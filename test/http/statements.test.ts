@@ -41,7 +41,7 @@ function countingQueries(
     batches,
     db: {
       ...db,
-      hasFreeConnection: options.busy === true ? () => false : db.hasFreeConnection,
+      hasFreeConnection: options.busy === true ? () => false : () => db.hasFreeConnection(),
       query: <Row>(text: string, parameters: readonly unknown[]) => {
         // A batch binds its keys as one array; a key check alone in its turn binds its key.
         const keys = parameters.find(Array.isArray) as string[] | undefined
