@@ -1,6 +1,6 @@
 // npm run bench: campusgate, its baselines and better-auth measured in one run on this machine:
 // every server in its own process pinned to one core, wrk pinned to the other, several interleaved
-// rounds, medians. `--quick` runs each scenario for two seconds on small datasets, to prove the bench
+// rounds, medians. `--quick` runs each scenario for one second on small datasets, to prove the bench
 // still works (statuses are checked, speed is not). Writes bench/results/latest.json (or
 // bench/results/quick.json with --quick). See docs/performance.md.
 // Environment: BENCH_SECONDS, BENCH_ROUNDS, BENCH_POSTGRES_URL ("" leaves PostgreSQL out),

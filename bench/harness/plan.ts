@@ -33,7 +33,7 @@ export function settingsFrom(args: string[], env: NodeJS.ProcessEnv): Settings {
   const postgresUrl = env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
   // Five rounds of three seconds rather than three of five: the same time, and a median that a
   // slow spell of the shared machine has to last through three rounds to move.
-  const seconds = Number(env.BENCH_SECONDS ?? (quick ? 2 : 3))
+  const seconds = Number(env.BENCH_SECONDS ?? (quick ? 1 : 3))
   return {
     quick,
     rounds: Number(env.BENCH_ROUNDS ?? (quick ? 1 : 5)),

@@ -32,7 +32,8 @@ const ORIGINAL_TABLE = `CREATE TABLE UserSessions (
 
 const MARIADB = { host: '127.0.0.1', port: 3306, user: 'root' }
 const BIN = resolve('bin/campusgate.js')
-const TSC = resolve('node_modules/.bin/tsc')
+/** The build `npm ci` runs (`prepare`): src/ to dist/, what the command runs. */
+const BUILD = resolve('scripts/build.mjs')
 const DAY = 24 * 3600_000
 const ENCRYPTION_KEY = randomBytes(32).toString('base64')
 
@@ -183,7 +184,7 @@ describe('campusgate import-original', async () => {
   let presentRow: OriginalRow
 
   before(async () => {
-    const build = spawnSync(TSC, ['-p', 'tsconfig.build.json'], { encoding: 'utf8' })
+    const build = spawnSync(process.execPath, [BUILD], { encoding: 'utf8' })
     assert.equal(build.status, 0, build.stdout + build.stderr)
     stack = await startStack({ DATA_ENCRYPTION_KEY: ENCRYPTION_KEY }, { extend: addForumRoute })
     // The command runs on the real clock: the service's is brought to it.
