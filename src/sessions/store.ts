@@ -98,7 +98,8 @@ export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): Sessi
   const kysely = db.kysely
   /** The turn's touches, each answered with the expiry written for its session, or null. */
   const touch = perTurn<DueTouch, number | null>(async (batch) => {
-    // Two key checks of one session in one turn write one touch, the first's, and both report it.
+    // Two key checks of one session whose touches fall in one turn write one touch, the first's,
+    // and both report it.
     const first = new Map<string, DueTouch>()
     for (const due of batch) if (!first.has(due.sessionId)) first.set(due.sessionId, due)
     const touches = [...first.values()]
