@@ -1,9 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import assert from 'node:assert/strict'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { resolve } from 'node:path'
 
 const MAIN = resolve('src/main.ts')
 // Absolute, since a run may have its own working directory.
 const TSX = import.meta.resolve('tsx')
+
+/**
+ * Builds src/ into dist/ as `npm ci` does (`prepare`: scripts/build.mjs), for the tests that run
+ * the installed command (bin/campusgate.js over dist/).
+ */
+export function buildDist(): void {
+  const build = spawnSync(process.execPath, [resolve('scripts/build.mjs')], { encoding: 'utf8' })
+  assert.equal(build.status, 0, build.stdout + build.stderr)
+}
 
 /** The service as its own process, as `npm start` runs it, configured only by `env`. */
 export interface ServiceProcess {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { hashSecret } from '../../src/lib/secrets.js'
+import { buildDist } from '../helpers/process.js'
 import { call } from '../helpers/service.js'
 import {
   registerMessenger,
@@ -14,8 +15,6 @@ import {
 } from '../helpers/stack.js'
 
 const BIN = resolve('bin/campusgate.js')
-/** The build `npm ci` runs (`prepare`): src/ to dist/, what the command runs. */
-const BUILD = resolve('scripts/build.mjs')
 
 interface Run {
   code: number | null
@@ -60,8 +59,7 @@ describe('the campusgate command', () => {
 
   before(async () => {
     // The binary runs the build, as an installed package does.
-    const build = spawnSync(process.execPath, [BUILD], { encoding: 'utf8' })
-    assert.equal(build.status, 0, build.stdout + build.stderr)
+    buildDist()
     stack = await startStack()
     // The command runs on the real clock: the service's clock is brought to it, so both write
     // one timeline (the audit trail is read in time order).

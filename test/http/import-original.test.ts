@@ -7,6 +7,7 @@ import { createConnection, type Connection } from 'mysql2/promise'
 import { createCipher } from '../../src/lib/encryption.js'
 import { hashSecret } from '../../src/lib/secrets.js'
 import { addForumRoute } from '../helpers/app-routes.js'
+import { buildDist } from '../helpers/process.js'
 import { call } from '../helpers/service.js'
 import {
   decideAtProvider,
@@ -32,8 +33,6 @@ const ORIGINAL_TABLE = `CREATE TABLE UserSessions (
 
 const MARIADB = { host: '127.0.0.1', port: 3306, user: 'root' }
 const BIN = resolve('bin/campusgate.js')
-/** The build `npm ci` runs (`prepare`): src/ to dist/, what the command runs. */
-const BUILD = resolve('scripts/build.mjs')
 const DAY = 24 * 3600_000
 const ENCRYPTION_KEY = randomBytes(32).toString('base64')
 
@@ -184,8 +183,7 @@ describe('campusgate import-original', async () => {
   let presentRow: OriginalRow
 
   before(async () => {
-    const build = spawnSync(process.execPath, [BUILD], { encoding: 'utf8' })
-    assert.equal(build.status, 0, build.stdout + build.stderr)
+    buildDist()
     stack = await startStack({ DATA_ENCRYPTION_KEY: ENCRYPTION_KEY }, { extend: addForumRoute })
     // The command runs on the real clock: the service's is brought to it.
     stack.service.clock.advance(Date.now() - stack.service.clock.now().getTime())
