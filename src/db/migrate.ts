@@ -4,6 +4,7 @@ import {
   sql,
   type Migration,
   type MigrationProvider,
+  type MigrationResultSet,
 } from 'kysely'
 import type { Db } from './database.js'
 import * as m0001 from './migrations/0001_initial.js'
@@ -43,11 +44,11 @@ const migrationProvider: MigrationProvider = {
   getMigrations: () => Promise.resolve(MIGRATIONS),
 }
 
-/** How often a migration that met another schema's drop is tried (`otherSchemaDropped`). */
+/** How often a move of the migrator that met another client's DDL is tried (`metOthersDdl`). */
 const MIGRATION_ATTEMPTS = 10
 
 /** Kysely's migrator over this build's migrations, its tables in the database's own schema. */
-export function migratorFor(db: Db): Migrator {
+function migratorFor(db: Db): Migrator {
   return new Migrator({
     db: db.kysely,
     provider: migrationProvider,
@@ -56,15 +57,28 @@ export function migratorFor(db: Db): Migrator {
 }
 
 /** Brings the schema to the latest version; safe to run from several instances at once. */
-export async function migrateToLatest(db: Db): Promise<string[]> {
+export function migrateToLatest(db: Db): Promise<string[]> {
+  return move(db, (migrator) => migrator.migrateToLatest())
+}
+
+/** Brings the schema up or down to the named migration (tests of a migration's way back). */
+export function migrateTo(db: Db, name: string): Promise<string[]> {
+  return move(db, (migrator) => migrator.migrateTo(name))
+}
+
+/** One move of the migrator, tried again while it meets other clients' DDL; the migrations it ran. */
+async function move(
+  db: Db,
+  step: (migrator: Migrator) => Promise<MigrationResultSet>,
+): Promise<string[]> {
   const migrator = migratorFor(db)
   for (let attempt = 1; ; attempt += 1) {
-    const { error, results } = await migrator.migrateToLatest()
+    const { error, results } = await step(migrator)
     if (error === undefined) {
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
     }
-    if (attempt < MIGRATION_ATTEMPTS && otherSchemaDropped(error, db.schema)) {
-      // Apart, at random: drops that come in a burst are let to pass.
+    if (attempt < MIGRATION_ATTEMPTS && results === undefined && metOthersDdl(error, db.schema)) {
+      // Apart, at random: DDL that comes in a burst is let to pass.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * attempt))
       continue
     }
@@ -73,15 +87,19 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 }
 
 /**
- * Kysely's migrator looks for its tables among every schema and table of the database, naming
- * each one to PostgreSQL (`has_schema_privilege`, a cast to `regclass`): a schema another client
- * drops meanwhile fails that look with "schema … does not exist" (invalid_schema_name) or
- * "relation "…"."…" does not exist" (undefined_table), though ours is there. Looked again, the
- * dropped one is gone from the list.
+ * Before it runs a migration (its result set is not yet begun), Kysely's migrator looks for its
+ * tables among every schema, table and column of the database, naming each one back to PostgreSQL
+ * (`has_schema_privilege`, `pg_get_serial_sequence`). What another client drops or alters
+ * meanwhile fails that look, though ours is there: "schema … does not exist" (invalid_schema_name),
+ * "relation "…"."…" does not exist" (undefined_table), or "column "…" of relation "…" does not
+ * exist" (undefined_column, naming no schema). Looked again, the catalog agrees with itself. A
+ * schema named as missing that is ours is not another client's: that fails at once
+ * (docs/deployment.md, "PostgreSQL settings").
  */
-function otherSchemaDropped(error: unknown, ours: string | null): boolean {
+function metOthersDdl(error: unknown, ours: string | null): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown }
   if (typeof message !== 'string') return false
+  if (code === '42703') return /^column "[^"]+" of relation "[^"]+" does not exist$/.test(message)
   const named =
     code === '3F000'
       ? /^schema "([^"]+)" does not exist$/.exec(message)?.[1]

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { createDb } from '../../src/db/database.js'
-import { migrateToLatest, migratorFor } from '../../src/db/migrate.js'
+import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
 import { generateSecret, hashSecret } from '../../src/lib/secrets.js'
 import { freshDatabase } from '../helpers/database.js'
 import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
@@ -400,15 +400,13 @@ describe('migration 0013 (sessions per device)', () => {
           })
           .execute()
       }
-      const migrator = migratorFor(db)
-      const { error } = await migrator.migrateTo('0012_sessions_expiry_floor')
-      assert.equal(error, undefined)
+      await migrateTo(db, '0012_sessions_expiry_floor')
       const left = await db.kysely.selectFrom('sessions').select('id').execute()
       assert.deepEqual(
         left.map((row) => row.id),
         ['s-newer'],
       )
-      assert.equal((await migrator.migrateToLatest()).error, undefined)
+      await migrateToLatest(db)
     } finally {
       await db.kysely.destroy()
       await database.drop()
@@ -419,9 +417,7 @@ describe('migration 0013 (sessions per device)', () => {
     const database = await freshDatabase()
     const db = createDb(database.url, { poolSize: 2 })
     try {
-      const migrator = migratorFor(db)
-      const { error } = await migrator.migrateTo('0012_sessions_expiry_floor')
-      assert.equal(error, undefined)
+      await migrateTo(db, '0012_sessions_expiry_floor')
       const key = generateSecret()
       const now = Date.parse('2026-01-01T00:00:00Z')
       await db.kysely
