@@ -2,8 +2,6 @@ import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
-import { backupNameAt } from '../backup/schedule.js'
-import { BackupRejected, backupSqlite, restoreSqlite } from '../backup/sqlite-backup.js'
 import { EXIT, type Command, type Io } from './command.js'
 
 /** The SQLite file of the configuration, or null (after saying why) when there is none. */
@@ -31,6 +29,11 @@ const backup: Command = {
   options: {},
   positionals: ['PATH'],
   async run({ config, values, io }) {
+    // SQLite's driver is loaded when it runs, not when the command line is read (maintenance.ts).
+    const [{ backupNameAt }, { backupSqlite }] = await Promise.all([
+      import('../backup/schedule.js'),
+      import('../backup/sqlite-backup.js'),
+    ])
     const source = sqliteFileOf(config, io, 'backup')
     if (source === null) return EXIT.failure
     if (!existsSync(source)) {
@@ -62,6 +65,7 @@ const restore: Command = {
     const target = sqliteFileOf(config, io, 'restore')
     if (target === null) return EXIT.failure
     const from = String(values.PATH)
+    const { BackupRejected, restoreSqlite } = await import('../backup/sqlite-backup.js')
     try {
       const { bytes } = restoreSqlite(from, target)
       io.out(

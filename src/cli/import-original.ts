@@ -1,4 +1,3 @@
-import { pendingMigrations } from '../db/migrate.js'
 import type { ImportReport } from '../original/service.js'
 import { openOriginalSource, SourceOptionError } from '../original/source.js'
 import { EXIT, UsageError, type Command, type Io } from './command.js'
@@ -88,6 +87,8 @@ export const importOriginal: Command = {
       throw error
     }
     try {
+      // Loaded when it runs, not when the command line is read (maintenance.ts).
+      const { pendingMigrations } = await import('../db/migrate.js')
       const pending = await withDb(config, (db) => pendingMigrations(db))
       if (pending.length > 0) {
         io.err('campusgate import-original: the schema is not current; run campusgate migrate\n')

@@ -1,17 +1,18 @@
-import Fastify, { type FastifyBaseLogger } from 'fastify'
-import pretty from 'pino-pretty'
-import { systemClock } from '../clock.js'
+import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
-import { createDb, type Db } from '../db/database.js'
-import { migrateToLatest, pendingMigrations } from '../db/migrate.js'
-import { cipherFor } from '../secrets-at-rest.js'
-import { createServices, type Services, type ServicesDeps } from '../services.js'
+import type { Db } from '../db/database.js'
+import type { Services, ServicesDeps } from '../services.js'
 import type { Origin } from '../audit/audit.js'
 import { userInfo } from 'node:os'
 import { EXIT, type Command, type Io } from './command.js'
 
+// The service's modules (the database drivers, Fastify, every service) are loaded when a command
+// runs, not when the command line is read: help and usage errors answer without them
+// (docs/operations.md, "The `campusgate` command").
+
 /** The database of the configuration, closed when `work` is done whatever happens. */
 export async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
+  const { createDb } = await import('../db/database.js')
   const db = createDb(config.database.url, { poolSize: Math.min(config.database.poolSize, 2) })
   try {
     return await work(db)
@@ -41,13 +42,19 @@ export async function withServices<T>(
   work: (services: Services) => Promise<T>,
   options: { logLevel?: string; onPruneProgress?: ServicesDeps['onPruneProgress'] } = {},
 ): Promise<T> {
+  const [{ createServices }, { systemClock }, { cipherFor }] = await Promise.all([
+    import('../services.js'),
+    import('../clock.js'),
+    import('../secrets-at-rest.js'),
+  ])
+  const log = await cliLogger(io, options.logLevel ?? 'warn')
   return withDb(config, async (db) => {
     const services = createServices({
       config,
       db,
       clock: systemClock,
       cipher: cipherFor(config).cipher,
-      log: cliLogger(io, options.logLevel ?? 'warn'),
+      log,
       ...(options.onPruneProgress === undefined
         ? {}
         : { onPruneProgress: options.onPruneProgress }),
@@ -61,7 +68,11 @@ export async function withServices<T>(
 }
 
 /** Progress and diagnostics of a command: readable lines on stderr, stdout kept for results. */
-export function cliLogger(io: Io, level: string): FastifyBaseLogger {
+async function cliLogger(io: Io, level: string): Promise<FastifyBaseLogger> {
+  const [{ default: Fastify }, { default: pretty }] = await Promise.all([
+    import('fastify'),
+    import('pino-pretty'),
+  ])
   const stream = pretty({
     destination: 2,
     colorize: io.interactive,
@@ -79,6 +90,7 @@ const migrate: Command = {
   options: { check: { type: 'boolean' } },
   optionHelp: { check: 'change nothing; exit 1 when a migration is pending' },
   async run({ config, values, io }) {
+    const { migrateToLatest, pendingMigrations } = await import('../db/migrate.js')
     return withDb(config, async (db) => {
       if (values.check === true) {
         const pending = await pendingMigrations(db)

@@ -1,8 +1,3 @@
-import { buildApp } from '../app.js'
-import { systemClock } from '../clock.js'
-import { createDb } from '../db/database.js'
-import { migrateToLatest } from '../db/migrate.js'
-import { cipherFor } from '../secrets-at-rest.js'
 import { EXIT, type Command } from './command.js'
 import { stopOnSignals } from './shutdown.js'
 import { startupSummary } from './summary.js'
@@ -21,6 +16,15 @@ export const serve: Command = {
     const askStop = (signal: NodeJS.Signals): void => void (stopAsked ??= signal)
     const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']
     for (const signal of signals) process.on(signal, askStop)
+    // Loaded when it runs, not when the command line is read (maintenance.ts).
+    const [{ buildApp }, { systemClock }, { createDb }, { migrateToLatest }, { cipherFor }] =
+      await Promise.all([
+        import('../app.js'),
+        import('../clock.js'),
+        import('../db/database.js'),
+        import('../db/migrate.js'),
+        import('../secrets-at-rest.js'),
+      ])
     const db = createDb(config.database.url, { poolSize: config.database.poolSize })
     await migrateToLatest(db)
     // A person at a terminal reads lines, a log collector reads JSON.

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { after, before, describe, it } from 'node:test'
 import { hashSecret } from '../../src/lib/secrets.js'
 import { buildDist } from '../helpers/process.js'
@@ -85,6 +86,35 @@ describe('the campusgate command', () => {
       assert.match(help.stdout, new RegExp(`^campusgate ${name} — `), name)
       assert.match(help.stdout, /^Usage:$/m, name)
     }
+  })
+
+  it('answers help and usage errors without loading the database drivers, Fastify or the services', () => {
+    // What a command line loads (docs/operations.md): CommonJS packages are in require's cache.
+    const main = JSON.stringify(pathToFileURL(resolve('dist/main.js')).href)
+    const loadedBy = (args: string[]): string[] => {
+      const script = [
+        "import { createRequire } from 'node:module'",
+        `const { main } = await import(${main})`,
+        `await main(${JSON.stringify(args)}, process.env, 'help')`,
+        'const loaded = Object.keys(createRequire(import.meta.url).cache)',
+        "process.stderr.write('\\nloaded: ' + JSON.stringify(loaded) + '\\n')",
+      ].join('\n')
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        env: { PATH: process.env.PATH, ...env },
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      const loaded = /^loaded: (.*)$/m.exec(run.stderr)?.[1]
+      assert.ok(loaded !== undefined, run.stderr)
+      return (JSON.parse(loaded) as string[]).filter((path) =>
+        /node_modules\/(pg|better-sqlite3|fastify|nodemailer|ioredis)\//.test(path),
+      )
+    }
+    for (const args of [[], ['users', 'show', '--help'], ['users'], ['frobnicate']]) {
+      assert.deepEqual(loadedBy(args), [], args.join(' '))
+    }
+    // A command that runs loads them.
+    assert.notDeepEqual(loadedBy(['migrate', '--check']), [])
   })
 
   it('prints the usage of every group of subcommands for --help (exit 0), and with it when the subcommand is missing (exit 2)', () => {
