@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
+import { cipherFor } from '../secrets-at-rest.js'
 import type { Services, ServicesDeps } from '../services.js'
 import type { Origin } from '../audit/audit.js'
 import { userInfo } from 'node:os'
@@ -42,11 +44,7 @@ export async function withServices<T>(
   work: (services: Services) => Promise<T>,
   options: { logLevel?: string; onPruneProgress?: ServicesDeps['onPruneProgress'] } = {},
 ): Promise<T> {
-  const [{ createServices }, { systemClock }, { cipherFor }] = await Promise.all([
-    import('../services.js'),
-    import('../clock.js'),
-    import('../secrets-at-rest.js'),
-  ])
+  const { createServices } = await import('../services.js')
   const log = await cliLogger(io, options.logLevel ?? 'warn')
   return withDb(config, async (db) => {
     const services = createServices({

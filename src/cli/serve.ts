@@ -1,3 +1,5 @@
+import { systemClock } from '../clock.js'
+import { cipherFor } from '../secrets-at-rest.js'
 import { EXIT, type Command } from './command.js'
 import { stopOnSignals } from './shutdown.js'
 import { startupSummary } from './summary.js'
@@ -17,14 +19,11 @@ export const serve: Command = {
     const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']
     for (const signal of signals) process.on(signal, askStop)
     // Loaded when it runs, not when the command line is read (maintenance.ts).
-    const [{ buildApp }, { systemClock }, { createDb }, { migrateToLatest }, { cipherFor }] =
-      await Promise.all([
-        import('../app.js'),
-        import('../clock.js'),
-        import('../db/database.js'),
-        import('../db/migrate.js'),
-        import('../secrets-at-rest.js'),
-      ])
+    const [{ buildApp }, { createDb }, { migrateToLatest }] = await Promise.all([
+      import('../app.js'),
+      import('../db/database.js'),
+      import('../db/migrate.js'),
+    ])
     const db = createDb(config.database.url, { poolSize: config.database.poolSize })
     await migrateToLatest(db)
     // A person at a terminal reads lines, a log collector reads JSON.
