@@ -47,8 +47,10 @@ async function runUntilUp(env: Record<string, string>, tty: boolean): Promise<st
       if (!up) await new Promise((r) => setTimeout(r, 50))
     }
     assert.ok(up, output)
-    // The summary and the first log lines are written before the port answers.
-    for (let i = 0; i < 100 && !/sandbox mode|listening/.test(output); i += 1)
+    // The summary is written before the port answers; the log line that says so may come after
+    // (on a terminal, pino-pretty's stream writes asynchronously), so wait for that line itself:
+    // the summary's own "listening" row is not it.
+    for (let i = 0; i < 500 && !/Server listening/.test(output); i += 1)
       await new Promise((r) => setTimeout(r, 20))
   } finally {
     child.kill('SIGTERM')
