@@ -10,6 +10,8 @@ export default tseslint.config(
       'packages/*/dist/',
       'examples/*/dist/',
       '**/miniprogram_dist/',
+      // The kit's build as the WeChat tools read it (examples/miniprogram, `npm run build:npm`).
+      '**/miniprogram_npm/',
     ],
   },
   js.configs.recommended,
