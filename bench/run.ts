@@ -5,7 +5,8 @@
 // bench/results/quick.json with --quick). See docs/performance.md.
 // Environment: BENCH_SECONDS, BENCH_ROUNDS, BENCH_POSTGRES_URL ("" leaves PostgreSQL out),
 // BENCH_ONLY (comma-separated scenario ids: run just those, with what they need), BENCH_PROFILE
-// (a directory: every server runs with --cpu-prof and leaves its profiles in DIR/<server>).
+// (a directory: every server runs with --cpu-prof and leaves its profiles in DIR/<server>),
+// BENCH_NODE_FLAGS (node options, space-separated, for every server).
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -293,6 +294,8 @@ async function main(): Promise<number> {
         spec.args = ['--cpu-prof', `--cpu-prof-dir=${join(profile, spec.name)}`, ...spec.args]
       }
     }
+    const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')
+    for (const spec of specs) spec.args = [...nodeFlags, ...spec.args]
     // A few at a time: twenty Node processes starting at once on two cores would time out.
     const queue = [...specs]
     await Promise.all(
