@@ -65,8 +65,6 @@ export interface PostgresDb extends DbCommon {
     sql: string,
     parameters: readonly unknown[],
   ): Promise<{ rows: Row[]; rowCount: number }>
-  /** Whether a statement sent now would start at once: the pool has an idle connection, or room for one. */
-  hasFreeConnection(): boolean
 }
 
 export type Db = SqliteDb | PostgresDb
@@ -280,10 +278,6 @@ function openPostgres(url: string, poolSize: number): PostgresDb {
         throw error
       }
     },
-    // Within query(), pg-pool counts a new connection at once but hands out an idle one only on
-    // the next tick, queueing the statement meanwhile: a connection is free when the idle ones and
-    // the room for more outnumber the statements already waiting.
-    hasFreeConnection: () => pool.idleCount + (poolSize - pool.totalCount) > pool.waitingCount,
     writes,
     sqlitePath: null,
   }

@@ -13,12 +13,19 @@ import {
 /** Bounds the array a batch binds; more key checks in one turn make another batch. */
 export const KEY_CHECK_BATCH_MAX = 64
 
-/** The key checks of one turn, read in one statement. */
+/**
+ * The key checks of one turn, read in one statement. The array is compared through a subquery, as
+ * the single key is (rows.ts): PostgreSQL plans a bare array parameter anew for every execution
+ * (its custom plan, which knows the array's length, always looks cheaper than the generic one),
+ * and that planning is about half the backend's CPU for the read (docs/performance.md). A
+ * subquery's value no plan can see, so after its first five executions the statement keeps one
+ * generic plan: the same index lookups.
+ */
 const sessionsByKeyHashes = precompiled(
   (db, keyHashes: readonly string[]) =>
     selectSessions(db)
       .select('sessions.key_hash')
-      .where('sessions.key_hash', '=', sql<string>`ANY(${keyHashes})`),
+      .where('sessions.key_hash', '=', sql<string>`ANY((SELECT ${keyHashes}::text[])::text[])`),
   1,
 )
 
@@ -59,13 +66,11 @@ const touchesAndMarks = precompiled(
 )
 
 /**
- * PostgreSQL's key check (store.ts). While the pool has a free connection, a key check is its own
- * named statement, sent at once: key checks then overlap, each one's round trip beside the others'
- * work, and none waits for the end of its turn. When every connection is busy, the key checks that
- * arrive in one turn of the event loop wait together and are read in one statement
- * (`per-turn.ts`), so a saturated pool sends one round trip for many requests instead of queueing
- * each. The touches that fall due are written in one more statement (a key check's read is never
- * a write: docs/performance.md). Both run on the pool, outside Kysely.
+ * PostgreSQL's key check (store.ts). The key checks that arrive in one turn of the event loop wait
+ * for its end together and are read in one statement (`per-turn.ts`): one round trip for many
+ * requests, never more than a turn's wait for any of them; a key check alone in its turn is the
+ * plain named statement. The touches that fall due are written in one more statement (a key
+ * check's read is never a write: docs/performance.md). Both run on the pool, outside Kysely.
  */
 export function createPostgresKeyChecks(db: PostgresDb): KeyCheckDriver {
   const { kysely } = db
@@ -80,11 +85,9 @@ export function createPostgresKeyChecks(db: PostgresDb): KeyCheckDriver {
     const byKeyHash = new Map(rows.map((row) => [row.key_hash, row]))
     return keyHashes.map((keyHash) => byKeyHash.get(keyHash))
   }, KEY_CHECK_BATCH_MAX)
-  const read = (keyHash: string): Promise<SessionRow | undefined> =>
-    db.hasFreeConnection() ? readOne(keyHash) : readTogether(keyHash)
 
   return {
-    read,
+    read: readTogether,
     async writeTouches(touches) {
       const [only] = touches
       if (touches.length === 1 && only !== undefined && only.touch.day === null) {
