@@ -289,13 +289,11 @@ async function main(): Promise<number> {
       }
     }
     const profile = process.env.BENCH_PROFILE
-    if (profile) {
-      for (const spec of specs) {
-        spec.args = ['--cpu-prof', `--cpu-prof-dir=${join(profile, spec.name)}`, ...spec.args]
-      }
-    }
     const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')
-    for (const spec of specs) spec.args = [...nodeFlags, ...spec.args]
+    for (const spec of specs) {
+      const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profile, spec.name)}`] : []
+      spec.args = [...nodeFlags, ...profiling, ...spec.args]
+    }
     // A few at a time: twenty Node processes starting at once on two cores would time out.
     const queue = [...specs]
     await Promise.all(
