@@ -6,9 +6,10 @@
 // size, the backend's CPU per execution (from /proc, so PostgreSQL must run on this machine) and
 // the round trip, the median of 5 rounds of 5,000, and the plans PostgreSQL kept.
 // Environment: BENCH_POSTGRES_URL, PLANS_SIZE (sessions, default 10000).
-import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { loadDist } from './harness/dist.js'
+import { cpuSecondsOf } from './harness/processes.js'
+import { median } from './harness/report.js'
 import { dropPostgresSchemas, keyOf, saltFor, schemaUrl, seedPostgres } from './harness/seed.js'
 
 const baseUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -37,12 +38,8 @@ const client = new pg.Client({ connectionString: schemaUrl(baseUrl, schema) })
 await client.connect()
 try {
   const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
-  const stat = `/proc/${rows[0].pid}/stat`
-  /** The backend's CPU so far, in µs (utime + stime, in clock ticks of 10 ms). */
-  const cpu = (): number => {
-    const fields = readFileSync(stat, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10_000
-  }
+  /** The backend's CPU so far, in µs. */
+  const cpu = (): number => cpuSecondsOf(rows[0].pid) * 1_000_000
   const run = async (form: Form, batch: number): Promise<{ cpu: number; trip: number }> => {
     const cpuBefore = cpu()
     const started = process.hrtime.bigint()
@@ -51,14 +48,13 @@ try {
         { length: batch },
         () => keyHashes[Math.floor(Math.random() * size)],
       )
-      await client.query({ name: `${form}`, text: FORMS[form], values: [values] })
+      await client.query({ name: form, text: FORMS[form], values: [values] })
     }
     return {
       cpu: (cpu() - cpuBefore) / READS,
       trip: Number(process.hrtime.bigint() - started) / 1_000 / READS,
     }
   }
-  const median = (values: number[]): number => values.sort((a, b) => a - b)[values.length >> 1]
   const forms = Object.keys(FORMS) as Form[]
   for (const form of forms) await run(form, 2) // prepared, and past the five custom plans
   const table: Record<string, string>[] = []

@@ -67,6 +67,13 @@ async function portOpen(port: number): Promise<boolean> {
 }
 
 /** Pins every thread of a running process to one core (threads it starts later inherit it). */
+/** The CPU time (user and system) process `pid` has used so far, in seconds. */
+export function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the command name.
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+}
+
 export function pin(pid: number, cpu: number): void {
   const result = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)])
   if (result.status !== 0) throw new Error(`taskset failed for ${pid}: ${String(result.stderr)}`)
@@ -107,9 +114,7 @@ export async function startServer(spec: ServerSpec): Promise<Server> {
     cpuSeconds() {
       // A server that died has no /proc entry: its run then fails on its statuses, not here.
       if (exited) return 0
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-      // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the command name.
-      return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+      return cpuSecondsOf(pid)
     },
     memory() {
       if (exited) return { rssMb: 0, peakRssMb: 0, anonRssMb: 0 }
