@@ -21,7 +21,7 @@ export const KEY_CHECK_BATCH_MAX = 64
  * subquery's value no plan can see, so after its first five executions the statement keeps one
  * generic plan: the same index lookups.
  */
-const sessionsByKeyHashes = precompiled(
+export const sessionsByKeyHashes = precompiled(
   (db, keyHashes: readonly string[]) =>
     selectSessions(db)
       .select('sessions.key_hash')
@@ -33,8 +33,10 @@ const sessionsByKeyHashes = precompiled(
  * The touches of one turn and their day marks, in one statement. Each is written only to a
  * session still last written when its key check read it (touch-rule.ts), and a day is marked only
  * with a touch that wrote, so an erasure that deleted the user's marks is never followed by one.
+ * Its arrays are bound through subqueries, as the read's (above), and it names its columns (no
+ * `*`), so it is prepared by name (statements.ts) and keeps one generic plan.
  */
-const touchesAndMarks = precompiled(
+export const touchesAndMarks = precompiled(
   (
     db,
     ids: readonly string[],
@@ -45,13 +47,12 @@ const touchesAndMarks = precompiled(
     days: readonly (string | null)[],
   ) => {
     const query = sql<{ id: string }>`
-      WITH due AS (
-        SELECT * FROM unnest(${ids}::text[], ${userIds}::text[], ${expiries}::bigint[],
-          ${times}::bigint[], ${readTimes}::bigint[], ${days}::text[])
-          AS due(id, user_id, expires_at, touched_at, read_touched_at, day)
-      ), touched AS (
+      WITH touched AS (
         UPDATE sessions SET expires_at = due.expires_at, touched_at = due.touched_at
-        FROM due
+        FROM unnest((SELECT ${ids}::text[]), (SELECT ${userIds}::text[]),
+          (SELECT ${expiries}::bigint[]), (SELECT ${times}::bigint[]),
+          (SELECT ${readTimes}::bigint[]), (SELECT ${days}::text[]))
+          AS due(id, user_id, expires_at, touched_at, read_touched_at, day)
         WHERE sessions.id = due.id AND sessions.touched_at = due.read_touched_at
         RETURNING sessions.id, due.user_id, due.day
       ), marked AS (

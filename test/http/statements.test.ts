@@ -11,7 +11,7 @@ import { inTransaction } from '../../src/db/transaction.js'
 import { cachingSqlite, preparingPool, statementNamer } from '../../src/db/statements.js'
 import { rowToSession, sessionByKeyHash, touchSession } from '../../src/sessions/rows.js'
 import { createSessionStore } from '../../src/sessions/store.js'
-import { KEY_CHECK_BATCH_MAX } from '../../src/sessions/store-postgres.js'
+import { KEY_CHECK_BATCH_MAX, touchesAndMarks } from '../../src/sessions/store-postgres.js'
 import type { TouchRule } from '../../src/sessions/touch-rule.js'
 import { logLines } from '../helpers/logs.js'
 import { freshDatabase, TEST_DIALECT, withOptions, type TestDatabase } from '../helpers/database.js'
@@ -182,6 +182,61 @@ describe('precompiled queries and statement caches', () => {
       assert.equal(Number(rows[0].generic_plans) + Number(rows[0].custom_plans), turns)
     } finally {
       await single.kysely.destroy()
+    }
+  })
+
+  it('PostgreSQL: the touches of a turn are one named statement that keeps one generic plan', async (t) => {
+    if (db.dialect !== 'postgres') return t.skip('PostgreSQL only')
+    const due: TouchRule = { ttlMs: 10_000, intervalMs: 100, maxAgeMs: null }
+    const ids = ['sA', 'sB']
+    await db.kysely
+      .insertInto('sessions')
+      .values(
+        ids.map((id) => ({
+          id,
+          user_id: 'u1',
+          key_hash: `key-${id}`,
+          created_at: 1_000,
+          expires_at: 5_000,
+          touched_at: 1_000,
+        })),
+      )
+      .execute()
+    // One connection, so that the statement's counters below are those of the connection that ran it.
+    const single = createDb(database.url, { poolSize: 1 }) as PostgresDb
+    try {
+      let now = 1_000
+      const store = createSessionStore(single, due, { now: () => new Date(now) })
+      const turns = 12
+      for (let turn = 0; turn < turns; turn += 1) {
+        now += 200 // each check falls due a touch, on the same UTC day: no day to mark
+        const checked = await Promise.all(ids.map((id) => store.check(`key-${id}`)))
+        assert.deepEqual(
+          checked.map((found) => found?.touchedTo),
+          [now + 10_000, now + 10_000],
+        )
+      }
+      const { sql: text } = touchesAndMarks.bind(single.kysely, [], [], [], [], [], [])
+      const { rows } = await single.query<{ generic_plans: string; custom_plans: string }>(
+        'SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1',
+        [text],
+      )
+      assert.equal(rows.length, 1, 'prepared by name')
+      // PostgreSQL tries five custom plans before it weighs the generic one (plancache.c).
+      assert.ok(Number(rows[0].custom_plans) <= 5, `custom plans: ${rows[0].custom_plans}`)
+      assert.equal(Number(rows[0].generic_plans) + Number(rows[0].custom_plans), turns)
+      const written = await db.kysely
+        .selectFrom('sessions')
+        .select(['expires_at', 'touched_at'])
+        .where('id', 'in', ids)
+        .execute()
+      assert.deepEqual(written, [
+        { expires_at: now + 10_000, touched_at: now },
+        { expires_at: now + 10_000, touched_at: now },
+      ])
+    } finally {
+      await single.kysely.destroy()
+      await db.kysely.deleteFrom('sessions').where('id', 'in', ids).execute()
     }
   })
 
