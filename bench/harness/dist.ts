@@ -10,6 +10,7 @@ import type * as Database from '../../src/db/database.js'
 import type * as Migrate from '../../src/db/migrate.js'
 import type * as RequestLog from '../../src/http/request-log.js'
 import type * as Secrets from '../../src/lib/secrets.js'
+import type * as PostgresKeyChecks from '../../src/sessions/store-postgres.js'
 import type * as SecretsAtRest from '../../src/secrets-at-rest.js'
 
 export interface Dist {
@@ -41,4 +42,14 @@ export async function loadDist(root?: string): Promise<Dist> {
       load('secrets-at-rest.js'),
     ])
   return { app, clock, config, database, migrate, secrets, requestLog, secretsAtRest }
+}
+
+/**
+ * This build's statements of PostgreSQL's key check (bench:plans runs them as campusgate binds
+ * them). Not part of `Dist`: the earlier builds a bench compares with do not all have the module.
+ */
+export async function loadPostgresKeyChecks(): Promise<typeof PostgresKeyChecks> {
+  return (await import(
+    new URL('sessions/store-postgres.js', DIST).href
+  )) as typeof PostgresKeyChecks
 }

@@ -95,6 +95,7 @@ export function report(input: ReportInput): number {
     postgresTouchesVsNoTouch: ratio(`session-pg${small}`, `session-pg${small}-notouch`),
     postgres1MTouchesVsNoTouch: ratio(`session-pg${large}`, `session-pg${large}-notouch`),
     morningRushVsNoTouch: ratio('touch-sqlite', `${session}-notouch`),
+    postgresMorningRushVsNoTouch: ratio('touch-pg', `session-pg${small}-notouch`),
     sessionVsBetterAuth: ratio(session, 'better-auth'),
     sessionVsBetterAuthBest: ratio(session, 'better-auth-cached'),
     session1MVs10k: ratio(`session-sqlite${large}`, session),
@@ -125,6 +126,7 @@ export function report(input: ReportInput): number {
     ),
     registerVsEarlierBuild: ratio('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: ratio('touch-sqlite', 'touch-sqlite-earlier'),
+    postgresMorningRushVsEarlierBuild: ratio('touch-pg', 'touch-pg-earlier'),
     postgresVsEarlierBuild: ratio(`session-pg${small}`, `session-pg${small}-earlier`),
     postgresNoTouchVsEarlierBuild: ratio(
       `session-pg${small}-notouch`,
@@ -151,6 +153,7 @@ export function report(input: ReportInput): number {
     sessionTouchesVsNoTouch: cheaper(session, `${session}-notouch`),
     postgresTouchesVsNoTouch: cheaper(`session-pg${small}`, `session-pg${small}-notouch`),
     morningRushVsNoTouch: cheaper('touch-sqlite', `${session}-notouch`),
+    postgresMorningRushVsNoTouch: cheaper('touch-pg', `session-pg${small}-notouch`),
     sessionPostgresVsRawPostgres: cheaper(`session-pg${small}`, `raw-pg${small}`),
     sessionVsRawSqlite: cheaper(session, `raw-sqlite${small}`),
     sessionVsKeyCheckSchema: cheaper(session, `keycheck-sqlite${small}`),
@@ -162,6 +165,7 @@ export function report(input: ReportInput): number {
     ),
     registerVsEarlierBuild: cheaper('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: cheaper('touch-sqlite', 'touch-sqlite-earlier'),
+    postgresMorningRushVsEarlierBuild: cheaper('touch-pg', 'touch-pg-earlier'),
     postgresVsEarlierBuild: cheaper(`session-pg${small}`, `session-pg${small}-earlier`),
     postgresNoTouchVsEarlierBuild: cheaper(
       `session-pg${small}-notouch`,
@@ -185,6 +189,7 @@ export function report(input: ReportInput): number {
     sessionTouchesVsNoTouch: paired(session, `${session}-notouch`),
     session1MVs10k: paired(`session-sqlite${large}`, session),
     morningRushVsNoTouch: paired('touch-sqlite', `${session}-notouch`),
+    postgresMorningRushVsNoTouch: paired('touch-pg', `session-pg${small}-notouch`),
     postgresTouchesVsNoTouch: paired(`session-pg${small}`, `session-pg${small}-notouch`),
     postgres1MTouchesVsNoTouch: paired(`session-pg${large}`, `session-pg${large}-notouch`),
     sessionVsEarlierBuild: paired(session, `session-sqlite${small}-earlier`),
@@ -203,6 +208,7 @@ export function report(input: ReportInput): number {
     postgresTwoDevicesVsOne: paired(`session-pg${small}-2dev`, `session-pg${small}`),
     registerVsEarlierBuild: paired('register-sqlite', 'register-sqlite-earlier'),
     morningRushVsEarlierBuild: paired('touch-sqlite', 'touch-sqlite-earlier'),
+    postgresMorningRushVsEarlierBuild: paired('touch-pg', 'touch-pg-earlier'),
     postgresVsEarlierBuild: paired(`session-pg${small}`, `session-pg${small}-earlier`),
     postgresNoTouchVsEarlierBuild: paired(
       `session-pg${small}-notouch`,
