@@ -11,7 +11,7 @@
 // the round trip, the median of 5 rounds, and the plans PostgreSQL kept.
 // Environment: BENCH_POSTGRES_URL, PLANS_SIZE (sessions, default 10000).
 import pg from 'pg'
-import { loadDist, loadPostgresKeyChecks } from './harness/dist.js'
+import { loadDist, loadKeyCheckStatements } from './harness/dist.js'
 import { cpuSecondsOf } from './harness/processes.js'
 import { median } from './harness/report.js'
 import { dropPostgresSchemas, keyOf, saltFor, schemaUrl, seedPostgres } from './harness/seed.js'
@@ -39,7 +39,7 @@ const form = (name: string, text: string, prepared: boolean): Form => ({
 })
 
 const dist = await loadDist()
-const statements = await loadPostgresKeyChecks()
+const { postgres: statements } = await loadKeyCheckStatements()
 const schema = `bench_plans_${process.pid}`
 const url = schemaUrl(baseUrl, schema)
 const dataset = { name: 'plans', size, salt: saltFor('plans'), dueTouch: false }

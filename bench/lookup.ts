@@ -1,24 +1,29 @@
-// npm run bench:lookup: the key check's SELECT alone, in a tight loop, on the same keys in
-// campusgate's schema (as its migrations make it) and in the key-check schema of the bench's
-// baseline (seed.ts `seedKeyCheckSqlite`), with and without ANALYZE's statistics. SHA-256 of the
-// key is included, as on a request. Prints µs per lookup: the median of 5 rounds of 20,000.
+// npm run bench:lookup: the key check's SELECT alone, its text as this build's dist/ compiles it,
+// in a tight loop, on the same keys in campusgate's schema (as its migrations make it) and in the
+// key-check schema of the bench's baseline (seed.ts `seedKeyCheckSqlite`), with and without
+// ANALYZE's statistics. SHA-256 of the key is included, as on a request. Prints µs per lookup: the
+// median of 5 rounds of 20,000.
 // Environment: LOOKUP_SIZES (comma-separated session counts, default 10000,1000000).
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { loadDist } from './harness/dist.js'
+import { loadDist, loadKeyCheckStatements } from './harness/dist.js'
 import { keyOf, saltFor, seedKeyCheckSqlite, seedSqlite } from './harness/seed.js'
 
 const dist = await loadDist()
+const { rows: statements } = await loadKeyCheckStatements()
 const sizes = (process.env.LOOKUP_SIZES ?? '10000,1000000').split(',').map(Number)
 const ROUNDS = 5
 const LOOKUPS = 20_000
 
-const USER_COLUMNS = `u.open_id, u.university_linked_at, u.university_subject, u.university_email,
-  u.university_name, u.university_is_student`
-const CAMPUSGATE_JOIN = `SELECT s.id, s.user_id, s.created_at, s.expires_at, s.touched_at,
-  ${USER_COLUMNS} FROM sessions s INNER JOIN users u ON u.id = s.user_id WHERE s.key_hash = `
+// Campusgate's key check as the service compiles it for SQLite, ending with the key `(SELECT ?)`.
+const compiler = dist.database.createDb('sqlite::memory:', { poolSize: 1 })
+const CAMPUSGATE_JOIN = statements.sessionByKeyHash
+  .bind(compiler.kysely, '')
+  .sql.replace(/\(SELECT \?\)$/, '')
+await compiler.kysely.destroy()
+if (!CAMPUSGATE_JOIN.endsWith('= ')) throw new Error('the key check no longer ends with (SELECT ?)')
 const KEYCHECK_JOIN = `SELECT s.user_id, s.expires_at, s.touched_at, u.open_id,
   u.university_linked_at FROM sessions s INNER JOIN users u ON u.id = s.user_id WHERE s.key_hash = `
 

@@ -10,6 +10,7 @@ import type * as Database from '../../src/db/database.js'
 import type * as Migrate from '../../src/db/migrate.js'
 import type * as RequestLog from '../../src/http/request-log.js'
 import type * as Secrets from '../../src/lib/secrets.js'
+import type * as SessionRows from '../../src/sessions/rows.js'
 import type * as PostgresKeyChecks from '../../src/sessions/store-postgres.js'
 import type * as SecretsAtRest from '../../src/secrets-at-rest.js'
 
@@ -45,11 +46,17 @@ export async function loadDist(root?: string): Promise<Dist> {
 }
 
 /**
- * This build's statements of PostgreSQL's key check (bench:plans runs them as campusgate binds
- * them). Not part of `Dist`: the earlier builds a bench compares with do not all have the module.
+ * This build's statements of the key check, as the service compiles them (bench:lookup and
+ * bench:plans run them). Not part of `Dist`: the earlier builds a bench compares with do not all
+ * have these modules.
  */
-export async function loadPostgresKeyChecks(): Promise<typeof PostgresKeyChecks> {
-  return (await import(
-    new URL('sessions/store-postgres.js', DIST).href
-  )) as typeof PostgresKeyChecks
+export async function loadKeyCheckStatements(): Promise<{
+  rows: typeof SessionRows
+  postgres: typeof PostgresKeyChecks
+}> {
+  const [rows, postgres] = await Promise.all([
+    import(new URL('sessions/rows.js', DIST).href) as Promise<typeof SessionRows>,
+    import(new URL('sessions/store-postgres.js', DIST).href) as Promise<typeof PostgresKeyChecks>,
+  ])
+  return { rows, postgres }
 }
