@@ -384,8 +384,8 @@ export function makePlan(settings: Settings): Plan {
       )
     }
     devices('postgres')
-    // PostgreSQL's key check of the earlier build beside this one's, same rounds.
     morningRush('postgres', false)
+    // PostgreSQL's key check and morning rush of the earlier build beside this one's, same rounds.
     if (settings.earlierBuild !== null) {
       for (const size of [small, large]) earlierKeyCheck('postgres', size)
       morningRush('postgres', true)
