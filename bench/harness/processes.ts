@@ -66,7 +66,6 @@ async function portOpen(port: number): Promise<boolean> {
   }
 }
 
-/** Pins every thread of a running process to one core (threads it starts later inherit it). */
 /** The CPU time (user and system) process `pid` has used so far, in seconds. */
 export function cpuSecondsOf(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
@@ -74,6 +73,7 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
 }
 
+/** Pins every thread of a running process to one core (threads it starts later inherit it). */
 export function pin(pid: number, cpu: number): void {
   const result = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)])
   if (result.status !== 0) throw new Error(`taskset failed for ${pid}: ${String(result.stderr)}`)
