@@ -33,6 +33,7 @@ import { createSessionStore } from './sessions/store.js'
 import type { TouchRule } from './sessions/touch-rule.js'
 import { createUniversityClient } from './university/client.js'
 import { createOidcIssuer, type OidcClient } from './university/oidc-client.js'
+import { createProtocol } from './university/protocols.js'
 import { createUniversity, type University } from './university/service.js'
 import { VERSION } from './version.js'
 
@@ -230,16 +231,22 @@ export function createServices(deps: ServicesDeps): Services {
   const university = createUniversity({
     db: db.kysely,
     clock,
-    client: createUniversityClient({ ...config.university, fetch: outbound }),
-    oidc:
-      oidcIssuer?.client(`${config.server.publicBaseUrl}/authorize/university/callback`) ?? null,
+    protocol: createProtocol({
+      config: config.university,
+      client: createUniversityClient({ ...config.university, fetch: outbound }),
+      oidc:
+        oidcIssuer?.client(`${config.server.publicBaseUrl}/authorize/university/callback`) ?? null,
+    }),
     mailLimits: config.mail.limits,
     cipher,
     log: log.child({ component: 'university' }),
     audit,
     logLinks: config.mail.smtpUrl === null,
     publicBaseUrl: config.server.publicBaseUrl,
-    ...config.university,
+    attemptTtlMs: config.university.attemptTtlMs,
+    identityBinding: config.university.identityBinding,
+    emailDomains: config.university.emailDomains,
+    linkMaxAgeMs: config.university.linkMaxAgeMs,
     registrationCodeTtlMs: config.sessions.registrationCodeTtlMs,
     changes,
   })

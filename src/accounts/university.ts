@@ -80,7 +80,8 @@ export type LinkResult =
 export interface UniversityLinkChange {
   attemptId: string
   userId: string
-  encryptedToken: string
+  /** The provider's token, encrypted; null when the protocol gives none (CAS, SAML). */
+  encryptedToken: string | null
   identity: UniversityIdentityRecord | null
   /** Exclusive binding: the identity's binding value; null under shared binding. */
   binding: string | null

@@ -1,38 +1,23 @@
-import proxyAddr from '@fastify/proxy-addr'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { TAKEN, type AccountChanges } from '../accounts/changes.js'
 import { fromRequest, type Audit } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
-import type { CallbackBinding, IdentityBinding } from '../config.js'
+import type { IdentityBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
 import type { Cipher } from '../lib/encryption.js'
-import { hashSecret, MAX_SECRET_LENGTH, secretsEqual } from '../lib/secrets.js'
-import type { UniversityClient } from './client.js'
-import { attemptSecrets, type OidcClient, type UniversityIdentity } from './oidc-client.js'
-import { describeProviderAnswer, userDeclined } from './oidc-failure.js'
+import { hashSecret } from '../lib/secrets.js'
+import type { UniversityIdentity } from './oidc-client.js'
+import type { CallbackRequest, Completion, UniversityProtocol } from './protocol.js'
 import { findOpenAttempt, transitionAttempt } from './store.js'
 
-// The tier-2 callback, both protocols: its types, the checks they share, the one neutral answer.
+// The tier-2 callback, whatever the protocol: the steps every protocol shares around the one it
+// speaks (protocol.ts), and the one neutral answer.
 
-/** `taken`: the university account is already linked to another messenger user. */
 export type CallbackOutcome = 'linked' | 'denied' | 'failed' | 'taken' | 'ignored'
 
-export interface CallbackInput {
-  clientId?: string
-  clientSecret?: string
-  state?: string
-  code?: string
-  result?: string
-  /** OpenID Connect: the issuer (RFC 9207) and an error such as `access_denied`. */
-  iss?: string
-  error?: string
-  errorDescription?: string
-  /** The attempt cookie the browser brought, if any. */
-  attemptCookie: string | null
-  /** The caller's address (after TRUST_PROXY). */
-  ip: string
-}
+/** A callback as the route read it (protocol.ts). */
+export type CallbackInput = CallbackRequest
 
 export interface CallbackResult {
   outcome: CallbackOutcome
@@ -57,14 +42,8 @@ export interface CallbackOptions {
   audit: Audit
   /** Every change the callback makes (a denial, a failure, the link), with its audit event. */
   changes: AccountChanges
-  /** The UCL-API token exchange and user data. */
-  client: UniversityClient
-  /** The OpenID Connect client; when set, the callback speaks OpenID Connect. */
-  oidc: OidcClient | null
-  clientId: string
-  clientSecret: string
-  callbackBinding: CallbackBinding
-  callbackAllowedIps: readonly string[]
+  /** The protocol the university speaks (UNIVERSITY_PROTOCOL). */
+  protocol: UniversityProtocol
 }
 
 export interface Callback {
@@ -77,20 +56,14 @@ export function bindingOf(identity: UniversityIdentity): string {
   return hashSecret(`${identity.issuer}\n${identity.subject}`)
 }
 
-/** The callback of the configured protocol, over the steps both protocols share. */
+/** The callback of the configured protocol, over the steps every protocol shares. */
 export function createCallback(options: CallbackOptions): Callback {
-  const { db, clock, log, client } = options
-  const callerAllowed = proxyAddr.compile([...options.callbackAllowedIps])
+  const { db, clock, log, protocol } = options
 
   /** docs/decisions.md, "Tier 2 round trip": a refused callback is logged as a security event, secrets aside. */
-  function logRefusal(reason: string, input: CallbackInput): void {
+  function logRefusal(reason: string, input: CallbackInput, state: string | undefined): void {
     log.warn(
-      {
-        event: 'university-callback-refused',
-        reason,
-        state: input.state?.slice(0, 128),
-        ip: input.ip,
-      },
+      { event: 'university-callback-refused', reason, state: state?.slice(0, 128), ip: input.ip },
       'university callback refused',
     )
   }
@@ -99,56 +72,65 @@ export function createCallback(options: CallbackOptions): Callback {
   async function refuse(
     reason: string,
     input: CallbackInput,
+    state: string | undefined,
     userId: string | null = null,
   ): Promise<CallbackResult> {
-    logRefusal(reason, input)
+    logRefusal(reason, input, state)
     await options.audit.record(db, {
       type: 'university-refused',
       origin: fromRequest(input.ip),
       userId,
       // The user the callback names (`state`), whoever sent it: the actor is the caller's address.
-      openId: userId === null ? (input.state?.slice(0, 128) ?? null) : null,
+      openId: userId === null ? (state?.slice(0, 128) ?? null) : null,
       detail: { reason },
     })
     return IGNORED
   }
 
-  async function fail(
+  /** The attempt ends without a link: the user declined, or the proof failed. */
+  async function endWithout(
     attempt: { id: string; user_id: string },
-    reason: string,
-    boundToBrowser: boolean,
+    from: 'redirected' | 'exchanging',
+    end: { denied: boolean; reason?: string },
     input: CallbackInput,
-  ) {
-    await options.changes.endAttempt({
+    boundToBrowser: boolean,
+  ): Promise<CallbackResult | null> {
+    const won = await options.changes.endAttempt({
       attemptId: attempt.id,
       userId: attempt.user_id,
-      from: 'exchanging',
-      to: 'failed',
-      reason,
+      from,
+      to: end.denied ? 'denied' : 'failed',
+      ...(end.reason === undefined ? {} : { reason: end.reason }),
       origin: fromRequest(input.ip),
     })
-    log.warn(
-      { event: 'university-link-failed', attemptId: attempt.id, reason },
-      'university link failed',
+    if (!won) return null
+    log[end.denied ? 'info' : 'warn'](
+      {
+        event: end.denied ? 'university-link-denied' : 'university-link-failed',
+        attemptId: attempt.id,
+        ...(end.reason === undefined ? {} : { reason: end.reason }),
+      },
+      end.denied ? 'user denied authorization' : 'university link failed',
     )
-    return { outcome: 'failed', boundToBrowser } as const
+    return { outcome: end.denied ? 'denied' : 'failed', boundToBrowser }
   }
 
-  /** The last step of both protocols: record the token and identity, or find it taken. */
+  /** The last step of every protocol: record the token and identity, or find it taken. */
   async function finish(
     attempt: { id: string; user_id: string },
-    token: string,
-    identity: UniversityIdentity | null,
+    proved: Extract<Completion, { kind: 'linked' }>,
     input: CallbackInput,
+    state: string,
     boundToBrowser: boolean,
   ): Promise<CallbackResult> {
+    const { identity } = proved
     const doneAt = clock.now().getTime()
     const exclusive = options.identityBinding === 'exclusive' && identity !== null
     const linked = await options.changes.link({
       link: {
         attemptId: attempt.id,
         userId: attempt.user_id,
-        encryptedToken: options.cipher.encrypt(token),
+        encryptedToken: proved.token === null ? null : options.cipher.encrypt(proved.token),
         identity,
         binding: exclusive ? bindingOf(identity) : null,
         lapsedBefore: options.linkMaxAgeMs === null ? null : doneAt - options.linkMaxAgeMs,
@@ -164,11 +146,11 @@ export function createCallback(options: CallbackOptions): Callback {
             ...(identity.email === undefined ? {} : { email: identity.email }),
           }
     if (linked.result === 'ended') {
-      return refuse('attempt ended during the token exchange', input, attempt.user_id)
+      return refuse('attempt ended during the token exchange', input, state, attempt.user_id)
     }
     if (linked.result === 'taken') {
       // Audited with the change (the attempt ended `taken`).
-      logRefusal(TAKEN, input)
+      logRefusal(TAKEN, input, state)
       log.warn(
         {
           event: 'university-identity-taken',
@@ -184,125 +166,43 @@ export function createCallback(options: CallbackOptions): Callback {
     return { outcome: 'linked', boundToBrowser, ...(account === undefined ? {} : { account }) }
   }
 
-  /** UCL-API: client_id, client_secret, state, the cookie (or the caller's address) decide. */
-  async function handleUclCallback(input: CallbackInput): Promise<CallbackResult> {
-    if (input.clientId === undefined || !secretsEqual(input.clientId, options.clientId)) {
-      return refuse('client_id does not match', input)
-    }
-    if (
-      input.clientSecret !== undefined &&
-      !secretsEqual(input.clientSecret, options.clientSecret)
-    ) {
-      return refuse('client_secret does not match', input)
-    }
-    if (input.state === undefined || input.state === '' || input.state.length > MAX_SECRET_LENGTH) {
-      return refuse('state missing or malformed', input)
-    }
-    const denial = input.result === 'denied' || input.code === undefined || input.code === ''
-    // Without the cookie, only the provider's own secret tells its call from a forged one that
-    // carries a code obtained elsewhere; a denial links nothing, so it may come without it.
-    if (options.callbackBinding === 'none' && !denial && input.clientSecret === undefined) {
-      return refuse('client_secret required with UNIVERSITY_CALLBACK_BINDING=none', input)
-    }
-    let cookieHash: string | null = null
-    if (options.callbackBinding === 'cookie') {
-      if (input.attemptCookie === null || input.attemptCookie.length > MAX_SECRET_LENGTH) {
-        return refuse('no attempt cookie', input)
-      }
-      cookieHash = hashSecret(input.attemptCookie)
-    } else if (!callerAllowed(input.ip, 0)) {
-      return refuse('caller not in UNIVERSITY_CALLBACK_ALLOWED_IPS', input)
-    }
-
+  async function handle(input: CallbackInput): Promise<CallbackResult> {
+    const reading = await protocol.read(input)
+    if (reading.kind === 'refuse') return refuse(reading.reason, input, input.params.state)
+    const { state, cookie } = reading
     const now = clock.now().getTime()
-    const attempt = await findOpenAttempt(db, input.state, cookieHash, now)
-    if (attempt === null) return refuse('no attempt in progress for this browser', input)
-    const boundToBrowser = cookieHash !== null
-
-    if (denial || input.code === undefined) {
-      const won = await options.changes.endAttempt({
-        attemptId: attempt.id,
-        userId: attempt.user_id,
-        from: 'redirected',
-        to: 'denied',
-        origin: fromRequest(input.ip),
-      })
-      if (!won) return refuse('attempt already handled', input, attempt.user_id)
-      log.info(
-        { event: 'university-link-denied', attemptId: attempt.id },
-        'user denied authorization',
-      )
-      return { outcome: 'denied', boundToBrowser }
-    }
-
-    // Claim before the exchange: of two deliveries of one callback, only one proceeds.
-    if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
-      return refuse('attempt already handled', input, attempt.user_id)
-    }
-    const exchange = await client.exchangeCode(input.code, input.state)
-    if (!exchange.ok) return fail(attempt, exchange.reason, boundToBrowser, input)
-    // UNIVERSITY_USERINFO_URL names the member; without it the link records no identity.
-    const user = await client.fetchUser(exchange.token)
-    if (user !== null && !user.ok) return fail(attempt, user.reason, boundToBrowser, input)
-    return finish(attempt, exchange.token, user?.identity ?? null, input, boundToBrowser)
-  }
-
-  /** OpenID Connect: no client_id or secret rides on the redirect; cookie, state and iss decide. */
-  async function handleOidcCallback(input: CallbackInput, oidc: OidcClient) {
-    const state = input.state
-    const cookie = input.attemptCookie
-    if (state === undefined || state === '' || state.length > MAX_SECRET_LENGTH) {
-      return refuse('state missing or malformed', input)
-    }
-    if (cookie === null || cookie.length > MAX_SECRET_LENGTH) {
-      return refuse('no attempt cookie', input)
-    }
-    const issuerRefused = await oidc.checkIssuer(input.iss)
-    if (issuerRefused !== null) return refuse(issuerRefused, input)
-    const now = clock.now().getTime()
-    const attempt = await findOpenAttempt(db, state, hashSecret(cookie), now)
-    if (attempt === null) return refuse('no attempt in progress for this browser', input)
-
-    if (input.error !== undefined || input.code === undefined || input.code === '') {
-      const denied = userDeclined(input.error)
-      const reason = describeProviderAnswer(input.error, input.errorDescription)
-      const won = await options.changes.endAttempt({
-        attemptId: attempt.id,
-        userId: attempt.user_id,
-        from: 'redirected',
-        to: denied ? 'denied' : 'failed',
-        reason,
-        origin: fromRequest(input.ip),
-      })
-      if (!won) return refuse('attempt already handled', input, attempt.user_id)
-      log[denied ? 'info' : 'warn'](
-        {
-          event: denied ? 'university-link-denied' : 'university-link-failed',
-          attemptId: attempt.id,
-          reason,
-        },
-        denied ? 'user denied authorization' : 'provider answered an error',
-      )
-      return { outcome: denied ? 'denied' : 'failed', boundToBrowser: true } as const
-    }
-    if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
-      return refuse('attempt already handled', input)
-    }
-    const outcome = await oidc.complete(
-      { code: input.code, state, ...(input.iss === undefined ? {} : { iss: input.iss }) },
-      { ...attemptSecrets(cookie), state },
+    const attempt = await findOpenAttempt(
+      db,
+      state,
+      cookie === null ? null : hashSecret(cookie),
+      now,
     )
-    if (outcome.kind !== 'linked')
-      return fail(attempt, outcome.kind === 'denied' ? 'denied' : outcome.reason, true, input)
-    return finish(attempt, outcome.tokens.accessToken, outcome.identity, input, true)
+    if (attempt === null) return refuse('no attempt in progress for this browser', input, state)
+    const boundToBrowser = cookie !== null
+    if (reading.denial !== null) {
+      const ended = await endWithout(attempt, 'redirected', reading.denial, input, boundToBrowser)
+      return ended ?? refuse('attempt already handled', input, state, attempt.user_id)
+    }
+    // Claim before the proof is checked: of two deliveries of one callback, only one proceeds.
+    if (!(await transitionAttempt(db, attempt.id, 'redirected', 'exchanging', now))) {
+      return refuse('attempt already handled', input, state, attempt.user_id)
+    }
+    const proved = await protocol.complete(input, { state, cookie })
+    if (proved.kind !== 'linked') {
+      const end =
+        proved.kind === 'denied'
+          ? { denied: true, ...(proved.reason === undefined ? {} : { reason: proved.reason }) }
+          : { denied: false, reason: proved.reason }
+      const ended = await endWithout(attempt, 'exchanging', end, input, boundToBrowser)
+      return ended ?? refuse('attempt already handled', input, state, attempt.user_id)
+    }
+    return finish(attempt, proved, input, state, boundToBrowser)
   }
 
   return {
     async handle(input) {
       try {
-        return options.oidc === null
-          ? await handleUclCallback(input)
-          : await handleOidcCallback(input, options.oidc)
+        return await handle(input)
       } catch (error) {
         // The seed answers the callback 200 in every case, a database outage included: the
         // provider learns nothing, the attempt stays unfinished until it expires.

@@ -4,7 +4,6 @@ import { AppError } from '../errors.js'
 import { sendHtml } from '../http/html.js'
 import { pageLocale, requestLocale } from '../http/locale.js'
 import { MEDIA_TYPE } from '../http/media-type.js'
-import { stringOrUndefined } from '../lib/coerce.js'
 import {
   EMPTY_OBJECT,
   errorResponses,
@@ -32,6 +31,15 @@ const optionalString = { type: 'string' } as const
 
 async function noCache(_request: FastifyRequest, reply: FastifyReply): Promise<void> {
   reply.headers(NO_CACHE)
+}
+
+/** The callback's parameters that are single strings; a repeated or structured one counts as absent. */
+function stringParams(query: Record<string, unknown>): Record<string, string | undefined> {
+  const params = Object.create(null) as Record<string, string | undefined>
+  for (const [name, value] of Object.entries(query)) {
+    if (typeof value === 'string') params[name] = value
+  }
+  return params
 }
 
 function wantsHtml(request: FastifyRequest): boolean {
@@ -188,14 +196,8 @@ export async function universityRoutes(
       const result = request.overRateLimit
         ? IGNORED
         : await university.handleCallback({
-            clientId: stringOrUndefined(query.client_id),
-            clientSecret: stringOrUndefined(query.client_secret),
-            state: stringOrUndefined(query.state),
-            code: stringOrUndefined(query.code),
-            result: stringOrUndefined(query.result),
-            iss: stringOrUndefined(query.iss),
-            error: stringOrUndefined(query.error),
-            errorDescription: stringOrUndefined(query.error_description),
+            method: 'GET',
+            params: stringParams(query),
             attemptCookie: request.cookies[cookieName] ?? null,
             ip: request.ip,
           })

@@ -4,17 +4,17 @@ import type { Audit } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import { sealMail } from '../mail/sealed.js'
-import type { CallbackBinding, IdentityBinding, UniversityProtocol } from '../config.js'
+import type { IdentityBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
 import type { AccountChanges } from '../accounts/changes.js'
 import { AppError } from '../errors.js'
 import { generateSecret, hashSecret, MAX_SECRET_LENGTH, newId } from '../lib/secrets.js'
-import type { UniversityClient } from './client.js'
 import { confirmationEmail } from './confirmation-email.js'
 import type { MailLimits } from '../mail/caps.js'
 import { emailDomainAllowed } from './email-domains.js'
-import { attemptSecrets, ProviderUnavailableError, type OidcClient } from './oidc-client.js'
+import { ProviderUnavailableError } from './oidc-client.js'
 import { createCallback, type CallbackInput, type CallbackResult } from './callback.js'
+import type { UniversityProtocol } from './protocol.js'
 
 export type { CallbackInput, CallbackOutcome, CallbackResult } from './callback.js'
 import { findLiveCode, insertAttempt } from './store.js'
@@ -39,7 +39,6 @@ export interface University {
 export interface UniversityOptions {
   db: Kysely<Database>
   clock: Clock
-  client: UniversityClient
   /** Encrypts the provider's token and the queued mail's bodies (they hold the live link). */
   cipher: Cipher
   log: FastifyBaseLogger
@@ -47,16 +46,10 @@ export interface UniversityOptions {
   /** Log confirmation links (only when mail goes to .eml files, for local development). */
   logLinks: boolean
   publicBaseUrl: string
-  authorizeUrl: string
-  clientId: string
-  clientSecret: string
   registrationCodeTtlMs: number
   attemptTtlMs: number
-  callbackBinding: CallbackBinding
-  callbackAllowedIps: readonly string[]
+  /** The protocol the university speaks (UNIVERSITY_PROTOCOL, protocols.ts). */
   protocol: UniversityProtocol
-  /** The OpenID Connect client; required when `protocol` is `oidc`. */
-  oidc: OidcClient | null
   identityBinding: IdentityBinding
   emailDomains: readonly string[] | null
   linkMaxAgeMs: number | null
@@ -65,26 +58,14 @@ export interface UniversityOptions {
   changes: AccountChanges
 }
 
-/**
- * The seed's `{provider_authorize_url}?client_id=<client_id>&state=<open_id>`, built by appending
- * to the configured URL as written (a URL parser would normalize it, adding a `/` to a bare host).
- */
-export function authorizeLocation(authorizeUrl: string, clientId: string, openId: string): string {
-  const separator = authorizeUrl.includes('?') ? '&' : '?'
-  return `${authorizeUrl}${separator}client_id=${encodeURIComponent(clientId)}&state=${encodeURIComponent(openId)}`
-}
-
 export function createUniversity(options: UniversityOptions): University {
   const { db, clock, log, cipher } = options
   const callback = createCallback(options)
 
-  /** Where the link sends the browser: the seed's URL, or the OIDC authorization request. */
+  /** Where the link sends the browser: the protocol's authorization request for this attempt. */
   async function locationFor(openId: string, attemptCookie: string): Promise<string> {
-    if (options.oidc === null) {
-      return authorizeLocation(options.authorizeUrl, options.clientId, openId)
-    }
     try {
-      return await options.oidc.authorizationUrl(openId, attemptSecrets(attemptCookie))
+      return await options.protocol.authorizeUrl({ state: openId, cookie: attemptCookie })
     } catch (error) {
       if (error instanceof ProviderUnavailableError) {
         log.warn({ event: 'university-provider-unavailable', err: error.cause }, 'discovery failed')

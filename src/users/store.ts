@@ -140,7 +140,7 @@ export async function setUniversityLink(
   db: Queryable,
   userId: string,
   link: {
-    encryptedToken: string
+    encryptedToken: string | null
     identity: UniversityIdentityRecord | null
     binding: string | null
   },

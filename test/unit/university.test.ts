@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { confirmationEmail, describeDuration } from '../../src/university/confirmation-email.js'
-import { authorizeLocation } from '../../src/university/service.js'
+import { authorizeLocation } from '../../src/university/uclapi-protocol.js'
 
 describe('the confirmation email', () => {
   it('says how long the link works, in words', () => {
