@@ -138,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     sandboxRoutes(app, {
       mailbox,
       ...config.sandbox,
+      messengerApps: config.messenger.appPlatforms,
       universityProtocol: config.university.protocol,
       clientId: config.university.clientId,
       clientSecret: config.university.clientSecret,

@@ -11,7 +11,6 @@ import { createConsoleSessions, type ConsoleSessions } from './console/service.j
 import { createWalCheckpoints } from './maintenance/wal-checkpoints.js'
 import { createAudit, createAuditTrail, type Audit, type AuditTrail } from './audit/audit.js'
 import { securityConfigurationEvents } from './audit/configuration.js'
-import { stringOrUndefined } from './lib/coerce.js'
 import type { PeriodicJob } from './lib/periodic-job.js'
 import { outboxStats } from './mail/outbox.js'
 import { createOutbox, type Outbox } from './mail/outbox-service.js'
@@ -27,7 +26,7 @@ import { createMessengerClient, type MessengerClient } from './messenger/client.
 import { createMetrics, timedFetch, type Metrics } from './operations/metrics.js'
 import { createOriginalImport, type OriginalImport } from './original/service.js'
 import { createSandboxMailbox, type SandboxMailbox } from './sandbox/mailbox.js'
-import { SANDBOX_APP } from './sandbox/messenger.js'
+import { sandboxApps } from './sandbox/messenger.js'
 import { createSessions, type Sessions } from './sessions/service.js'
 import { createSessionStore } from './sessions/store.js'
 import type { TouchRule } from './sessions/touch-rule.js'
@@ -128,7 +127,7 @@ export function createServices(deps: ServicesDeps): Services {
   })
   const audit = createAudit({
     clock,
-    onRecorded: (event) => metrics.auditEvent(event.type, stringOrUndefined(event.detail?.reason)),
+    onRecorded: (event) => metrics.auditEvent(event.type, event.detail),
   })
   const outbound = timedFetch(deps.fetch ?? fetch, 'university', metrics)
   const sandboxed = config.sandbox.messenger || config.sandbox.university
@@ -187,6 +186,7 @@ export function createServices(deps: ServicesDeps): Services {
     discardMail,
     registrations: db.groupedTransaction,
     sessions: { store: sessionStore, perUser: config.sessions.perUser, rule },
+    linkByUnionId: config.messenger.linkByUnionId,
   })
 
   const sessions = createSessions({
@@ -202,7 +202,16 @@ export function createServices(deps: ServicesDeps): Services {
     ...config.messenger,
     appSecrets: {
       held: config.messenger.appSecrets,
-      sandboxApp: config.sandbox.messenger ? SANDBOX_APP : undefined,
+      ...(config.sandbox.messenger
+        ? {
+            sandboxApps: new Map(
+              [...sandboxApps(config.messenger.appPlatforms).values()].map((app) => [
+                app.appId,
+                app.appSecret,
+              ]),
+            ),
+          }
+        : {}),
     },
     onCall: (answered, seconds) => metrics.providerCall('messenger', answered, seconds),
     log: log.child({ component: 'messenger' }),

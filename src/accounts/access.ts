@@ -4,7 +4,12 @@ import type { Queryable } from '../db/schema.js'
 import type { Sessions } from '../sessions/service.js'
 import { endpointOf } from '../events/listing.js'
 import { pageMail } from '../mail/outbox.js'
-import { findUserByOpenId } from '../users/store.js'
+import {
+  findPersonByOpenId,
+  messengerIdentitiesOf,
+  universityIdentityOf,
+} from '../identities/store.js'
+import { findUser } from '../users/store.js'
 
 /**
  * The right of access (GDPR art. 15, PIPL art. 45; docs/access-requests.md): everything campusgate
@@ -14,16 +19,30 @@ import { findUserByOpenId } from '../users/store.js'
  */
 export interface AccessDocument {
   exportedAt: string
+  /** The person; `openId` and `unionId` are their first identity's. */
   user: {
     id: string
     openId: string
     unionId: string | null
     createdAt: string
     updatedAt: string
-    /** The messenger platform's session key is held (encrypted); never given out. */
+    /** A messenger platform's session key is held (encrypted); never given out. */
     messengerSessionKeyHeld: boolean
   }
+  /** Every way a messenger platform knows the person (docs/identities.md), the first first. */
+  identities: {
+    platform: string
+    /** null: from before apps were recorded. */
+    appId: string | null
+    openId: string
+    unionId: string | null
+    createdAt: string
+    /** This identity's session key is held (encrypted); never given out. */
+    sessionKeyHeld: boolean
+  }[]
   university: {
+    /** The protocol that proved it; null when that was not recorded. */
+    protocol: string | null
     subject: string | null
     issuer: string | null
     email: string | null
@@ -116,12 +135,12 @@ export function createAccessRequests(options: {
   const { db, clock, audit } = options
 
   async function documentOf(userId: string): Promise<AccessDocument | null> {
-    const user = await db
-      .selectFrom('users')
-      .selectAll()
-      .where('id', '=', userId)
-      .executeTakeFirst()
-    if (user === undefined) return null
+    const user = await findUser(db, userId)
+    if (user === null) return null
+    const identities = await messengerIdentitiesOf(db, userId)
+    const first = identities[0]
+    const university = await universityIdentityOf(db, userId)
+    const openIds = identities.map((identity) => identity.openId)
     const [sessions, days, codes, attempts, mail, trail, events, deliveries] = await Promise.all([
       options.sessions.listOfUser(userId),
       db
@@ -146,7 +165,12 @@ export function createAccessRequests(options: {
       db
         .selectFrom('audit_events')
         .select(['at', 'type', 'actor', 'ip', 'detail'])
-        .where((eb) => eb.or([eb('user_id', '=', userId), eb('open_id', '=', user.open_id)]))
+        .where((eb) =>
+          eb.or([
+            eb('user_id', '=', userId),
+            ...(openIds.length === 0 ? [] : [eb('open_id', 'in', openIds)]),
+          ]),
+        )
         .orderBy('at')
         .orderBy('id')
         .execute(),
@@ -162,29 +186,37 @@ export function createAccessRequests(options: {
         .where('user_id', '=', userId)
         .execute(),
     ])
-    const linked = user.university_subject !== null || user.university_email !== null
     return {
       exportedAt: clock.now().toISOString(),
       user: {
         id: user.id,
-        openId: user.open_id,
-        unionId: user.union_id,
-        createdAt: isoOf(user.created_at),
-        updatedAt: isoOf(user.updated_at),
-        messengerSessionKeyHeld: user.messenger_session_key !== null,
+        openId: first?.openId ?? '',
+        unionId: first?.unionId ?? null,
+        createdAt: isoOf(user.createdAt),
+        updatedAt: isoOf(user.updatedAt),
+        messengerSessionKeyHeld: identities.some((identity) => identity.sessionKeyHeld),
       },
-      university: linked
-        ? {
-            subject: user.university_subject,
-            issuer: user.university_issuer,
-            email: user.university_email,
-            name: user.university_name,
-            isStudent:
-              user.university_is_student === null ? null : user.university_is_student === 1,
-            linkedAt: iso(user.university_linked_at),
-            tokenHeld: user.university_token !== null,
-          }
-        : null,
+      identities: identities.map((identity) => ({
+        platform: identity.platform,
+        appId: identity.appId,
+        openId: identity.openId,
+        unionId: identity.unionId,
+        createdAt: isoOf(identity.createdAt),
+        sessionKeyHeld: identity.sessionKeyHeld,
+      })),
+      university:
+        university !== null && (university.subject !== null || university.email !== null)
+          ? {
+              protocol: university.protocol,
+              subject: university.subject,
+              issuer: university.issuer,
+              email: university.email,
+              name: university.name,
+              isStudent: university.isStudent,
+              linkedAt: iso(university.linkedAt),
+              tokenHeld: university.tokenHeld,
+            }
+          : null,
       sessions: sessions.map((session) => ({
         id: session.id,
         createdAt: session.createdAt.toISOString(),
@@ -239,8 +271,7 @@ export function createAccessRequests(options: {
 
   return {
     async export(which, origin) {
-      const userId =
-        'userId' in which ? which.userId : ((await findUserByOpenId(db, which.openId))?.id ?? null)
+      const userId = 'userId' in which ? which.userId : await findPersonByOpenId(db, which.openId)
       if (userId === null) return null
       const document = await documentOf(userId)
       if (document === null) return null

@@ -7,7 +7,7 @@ import { inTransaction } from '../db/transaction.js'
 import type { Events } from '../events/emitter.js'
 import type { MailLimits } from '../mail/caps.js'
 import type { Mail } from '../mail/transport.js'
-import { findUsersWithLapsedLinks } from '../users/store.js'
+import { findUsersWithLapsedLinks } from '../identities/store.js'
 import { importOriginalUsers, type ImportResult } from './import.js'
 import type { OriginalUser } from './import-plan.js'
 import {
@@ -16,8 +16,9 @@ import {
   eraseUser,
   registerUser,
   type EndReason,
+  type NewLogin,
   type NewSession,
-  type NewUser,
+  type Registered,
   type SessionPolicy,
 } from './lifecycle.js'
 import {
@@ -36,8 +37,9 @@ export type {
   EndReason,
   LinkResult,
   NewCode,
+  NewLogin,
   NewSession,
-  NewUser,
+  Registered,
   SessionPolicy,
   UniversityLinkChange,
 }
@@ -55,16 +57,18 @@ export type {
  */
 export interface AccountChanges {
   /**
-   * Tier 1: a new user (`registration`) or a returning one on a new device (`rotation`: a new key,
-   * which past SESSIONS_PER_USER also ends the least recently used one).
+   * Tier 1: a new session of the person the login names (a new person, a returning one, or one a
+   * shared unionid joins), audited as `registration`; past SESSIONS_PER_USER it also ends their
+   * least recently used session, audited as `rotation` with that session's id. A unionid that
+   * would join two existing people is audited as `identity-conflict`.
    */
   register(change: {
-    user: NewUser
+    login: NewLogin
     session: NewSession
     origin: Origin
     /** When it happens; the session's expiry was derived from it. */
     now: number
-  }): Promise<{ userId: string; created: boolean }>
+  }): Promise<Registered>
   /**
    * Logout, an operator's revocation, or expiry of one session: false when something else ended
    * it first (nothing written). The trail has no `revoked`: an operator's revocation is a
@@ -140,6 +144,8 @@ export interface AccountChangesOptions {
   registrations: RunTransaction
   /** The sessions' store, their cap per user and the rule of which are live. */
   sessions: SessionPolicy
+  /** IDENTITY_LINK_BY_UNIONID: a new openId joins the one person whose identity holds its unionid. */
+  linkByUnionId: boolean
 }
 
 /** Why a link was refused under exclusive binding, in the trail and the log. */
@@ -176,15 +182,50 @@ export function createAccountChanges(options: AccountChangesOptions): AccountCha
   }
 
   return {
-    register: ({ user, session, origin, now }) =>
+    register: ({ login, session, origin, now }) =>
       change(async (trx) => {
-        const registered = await registerUser(trx, { user, session, sessions, now, events })
-        await record(trx, {
-          type: registered.created ? 'registration' : 'rotation',
-          origin,
-          userId: registered.userId,
-          openId: user.openId,
+        const { linkByUnionId } = options
+        const registered = await registerUser(trx, {
+          login,
+          session,
+          sessions,
+          linkByUnionId,
+          now,
+          events,
         })
+        const { userId } = registered
+        const { openId, platform, appId } = login.login
+        await record(trx, {
+          type: 'registration',
+          origin,
+          userId,
+          openId,
+          detail: { person: registered.person, platform, appId, session: session.id },
+        })
+        for (const evicted of registered.rotated) {
+          await record(trx, {
+            type: 'rotation',
+            origin,
+            userId,
+            openId,
+            detail: { session: evicted, reason: 'SESSIONS_PER_USER reached' },
+          })
+        }
+        if (registered.conflicts.length > 0) {
+          // Never merged behind the person's back: both stay, and the trail names them.
+          await record(trx, {
+            type: 'identity-conflict',
+            origin,
+            userId,
+            openId,
+            detail: {
+              platform,
+              appId,
+              otherOpenIds: registered.conflicts.map((other) => other.openId).join(','),
+              otherUserIds: registered.conflicts.map((other) => other.userId).join(','),
+            },
+          })
+        }
         return registered
       }, registrations),
 

@@ -1,7 +1,7 @@
 import { latestEventTimes } from '../audit/store.js'
 import type { Queryable } from '../db/schema.js'
 import type { SessionStore, SessionVersion } from '../sessions/store.js'
-import { findUserVersions, type UserVersion } from '../users/store.js'
+import { findWechatPeople, type WechatPersonVersion } from '../identities/store.js'
 
 // The import's planner: what `campusgate import-original` would do with each user of the
 // original server, read only (the import itself is `import.ts`; `--dry-run` stops here).
@@ -19,6 +19,7 @@ export interface OriginalUser {
   expiresAt: number
   /** Fresh ids for the rows this may create. */
   userId: string
+  identityId: string
   sessionId: string
 }
 
@@ -36,14 +37,16 @@ export type ImportDecision = 'import' | 'extend' | 'replace' | 'present'
 export interface ImportPlan {
   user: OriginalUser
   decision: ImportDecision
-  existing: UserVersion | null
+  /** The person campusgate knows by this WeChat openId (in any app), if any. */
+  existing: WechatPersonVersion | null
   /** The user's session with the original's key, if campusgate holds it. */
   session: SessionVersion | null
 }
 
 function decideImport(
   user: OriginalUser,
-  existing: UserVersion | null,
+  /** The person campusgate knows by this WeChat openId (in any app), if any. */
+  existing: WechatPersonVersion | null,
   session: SessionVersion | null,
   erasedAt: number | undefined,
   now: number,
@@ -69,7 +72,7 @@ export async function planOriginalImport(
 ): Promise<ImportPlan[]> {
   const existing = new Map(
     (
-      await findUserVersions(
+      await findWechatPeople(
         db,
         users.map((user) => user.openId),
       )
@@ -80,7 +83,7 @@ export async function planOriginalImport(
     (
       await store.versions(
         db,
-        [...existing.values()].map((row) => row.id),
+        [...existing.values()].map((row) => row.userId),
       )
     ).map((row) => [row.keyHash, row]),
   )
@@ -89,7 +92,7 @@ export async function planOriginalImport(
   return users.map((user) => {
     const found = existing.get(user.openId) ?? null
     const held = sessions.get(user.keyHash)
-    const session = found !== null && held?.userId === found.id ? held : null
+    const session = found !== null && held?.userId === found.userId ? held : null
     const erasedAt = erased.get(user.openId)
     return {
       user,

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/schema.js'
-import { insertUsersIfAbsent, lockUser } from '../users/store.js'
+import { insertImportedIdentities, UNKNOWN_APP } from '../identities/store.js'
+import { deleteUsers, insertUsers, lockUser } from '../users/store.js'
 import { planOriginalImport, type ImportDecision, type OriginalUser } from './import-plan.js'
 import { emitStarted, registerUser, type SessionPolicy, type StepContext } from './lifecycle.js'
 
@@ -28,14 +29,26 @@ export async function importOriginalUsers(
   const results: ImportResult[] = []
 
   const fresh = plans.filter((plan) => plan.decision === 'import').map((plan) => plan.user)
-  const created = new Set(
-    (
-      await insertUsersIfAbsent(
-        trx,
-        fresh.map((user) => ({ ...user, id: user.userId })),
-        now,
-      )
-    ).map((row) => row.openId),
+  // Each a person with a WeChat identity whose app the original never recorded; a person whose
+  // identity a registration made meanwhile is not kept.
+  await insertUsers(
+    trx,
+    fresh.map((user) => user.userId),
+    now,
+  )
+  const created = await insertImportedIdentities(
+    trx,
+    fresh.map((user) => ({
+      id: user.identityId,
+      userId: user.userId,
+      openId: user.openId,
+      encryptedSessionKey: user.messengerSessionKey,
+    })),
+    now,
+  )
+  await deleteUsers(
+    trx,
+    fresh.filter((user) => !created.has(user.openId)).map((user) => user.userId),
   )
   // `lastUsed` is also when the expiry was last written, so the first use extends it.
   await sessions.store.create(
@@ -45,6 +58,7 @@ export async function importOriginalUsers(
       .map((user) => ({
         id: user.sessionId,
         userId: user.userId,
+        identityId: user.identityId,
         keyHash: user.keyHash,
         createdAt: user.lastUsed,
         expiresAt: user.expiresAt,
@@ -62,7 +76,13 @@ export async function importOriginalUsers(
       // The app's features learn of an imported user as of a registered one.
       const who = { userId: user.userId, openId: user.openId }
       await events.emit(trx, who, { type: 'user.created' }, now)
-      await emitStarted(trx, events, who, { id: user.sessionId, expiresAt: user.expiresAt }, now)
+      await emitStarted(
+        trx,
+        events,
+        who,
+        { id: user.sessionId, expiresAt: user.expiresAt, appId: null, platform: 'wechat' },
+        now,
+      )
     }
   }
 
@@ -71,17 +91,17 @@ export async function importOriginalUsers(
     if (plan.decision === 'present' || plan.existing === null) {
       results.push({
         openId: plan.user.openId,
-        userId: plan.existing?.id ?? null,
+        userId: plan.existing?.userId ?? null,
         outcome: 'present',
       })
       continue
     }
-    const userId = plan.existing.id
+    const { userId } = plan.existing
     // Decided again under the user's lock: a request may have changed the user since the plan.
     const again = (await lockUser(trx, userId))
       ? (await planOriginalImport(trx, sessions.store, [plan.user], now))[0]
       : undefined
-    if (again?.existing?.id !== userId || again.decision === 'present') {
+    if (again?.existing?.userId !== userId || again.decision === 'present') {
       results.push({ openId: plan.user.openId, userId, outcome: 'present' })
       continue
     }
@@ -97,11 +117,16 @@ export async function importOriginalUsers(
       // The original's newer key replaces the imported one, exactly as a registration under the
       // original's rule (one key per user) would: an imported user has one session, as there.
       await registerUser(trx, {
-        user: {
-          id: plan.user.userId,
-          openId: plan.user.openId,
-          unionId: null,
-          messengerSessionKey: plan.user.messengerSessionKey,
+        login: {
+          userId: plan.user.userId,
+          identityId: plan.user.identityId,
+          login: {
+            platform: 'wechat',
+            appId: again.existing.appId ?? UNKNOWN_APP,
+            openId: plan.user.openId,
+            unionId: null,
+            encryptedSessionKey: plan.user.messengerSessionKey,
+          },
         },
         session: {
           id: plan.user.sessionId,
@@ -110,6 +135,7 @@ export async function importOriginalUsers(
           device: null,
         },
         sessions: { ...sessions, perUser: 1 },
+        linkByUnionId: false,
         now,
         events,
       })

@@ -5,14 +5,9 @@ import { abandonMailOfCodes, deleteMailOfUser } from '../mail/outbox.js'
 import { deleteActiveDaysOfUser, type SessionStore } from '../sessions/store.js'
 import { isLive, utcDayOf, type TouchRule } from '../sessions/touch-rule.js'
 import { deleteCodesOfUser, endOpenAttemptsOfUser } from '../university/store.js'
-import {
-  deleteUser,
-  findUserForEvents,
-  lockUser,
-  lockUserOfSession,
-  nullifyCredentials,
-  upsertUser,
-} from '../users/store.js'
+import { deleteUser, lockUser, lockUserOfSession } from '../users/store.js'
+import { nullifyCredentials } from '../identities/store.js'
+import { findPerson, whoIs, type MessengerLogin, type PersonFound } from './people.js'
 
 /*
  * The steps of every change that writes more than one domain's tables, one function each, in a
@@ -45,59 +40,83 @@ export interface SessionPolicy {
   rule: TouchRule
 }
 
-export interface NewUser {
-  id: string
-  openId: string
-  unionId: string | null
-  /** Encrypted. */
-  messengerSessionKey: string
+/** A registration's login, and the ids a new person and a new identity would take. */
+export interface NewLogin {
+  userId: string
+  identityId: string
+  login: MessengerLogin
 }
 
 export interface NewSession {
   id: string
   keyHash: string
   expiresAt: number
-  /** The registering request's `User-Agent`, at most 256 characters; null when it sent none. */
+  /** The device label: the registration's `device`, else its `User-Agent`; at most 256 characters. */
   device: string | null
 }
 
+/** What a registration did: whose session it started, and what it ended or found on the way. */
+export interface Registered extends PersonFound {
+  /** The sessions past SESSIONS_PER_USER it ended, least recently used first. */
+  rotated: string[]
+}
+
 /**
- * Tier 1: creates or refreshes the user and starts a new session (docs/sessions.md, "Devices").
- * Past SESSIONS_PER_USER live sessions, the user's least recently used ones end (`rotation`);
- * below it no other session ends, and the university link stays whatever happens. `created` tells
- * a new user from a returning one.
+ * Tier 1: finds the person the login names (people.ts: the identity, a unionid it shares, or a
+ * new person) and starts a new session of that identity (docs/sessions.md, "Devices"). Past
+ * SESSIONS_PER_USER live sessions of the person, their least recently used ones end (`rotation`);
+ * below it no other session ends, and the university link stays whatever happens.
  */
 export async function registerUser(
   trx: Queryable,
   {
-    user,
+    login,
     session,
     sessions,
+    linkByUnionId,
     now,
     events,
-  }: { user: NewUser; session: NewSession; sessions: SessionPolicy } & StepContext,
-): Promise<{ userId: string; created: boolean; rotated: string[] }> {
-  const { id: userId } = await upsertUser(trx, user, now)
-  const created = userId === user.id
-  const live = created
-    ? []
-    : (await sessions.store.ofUser(trx, userId)).filter((other) =>
-        isLive(sessions.rule, other, now),
-      )
+  }: {
+    login: NewLogin
+    session: NewSession
+    sessions: SessionPolicy
+    /** IDENTITY_LINK_BY_UNIONID. */
+    linkByUnionId: boolean
+  } & StepContext,
+): Promise<Registered> {
+  const found = await findPerson(trx, { ...login, linkByUnionId, now })
+  const { userId } = found
+  const live =
+    found.person === 'new'
+      ? []
+      : (await sessions.store.ofUser(trx, userId)).filter((other) =>
+          isLive(sessions.rule, other, now),
+        )
   // Most recently used first: what lies past the cap, with room for the new one, ends.
-  const past = live.slice(Math.max(0, sessions.perUser - 1)).map((other) => other.id)
-  const ended = new Set((await sessions.store.end(trx, past)).map((other) => other.id))
-  const rotated = past.filter((id) => ended.has(id))
-  await sessions.store.create(trx, [{ ...session, userId, createdAt: now, touchedAt: now }])
+  const pastCap = live.slice(Math.max(0, sessions.perUser - 1))
+  const ended = new Set(
+    (
+      await sessions.store.end(
+        trx,
+        pastCap.map((other) => other.id),
+      )
+    ).map((other) => other.id),
+  )
+  const rotated = pastCap.filter((other) => ended.has(other.id))
+  await sessions.store.create(trx, [
+    { ...session, userId, identityId: found.identityId, createdAt: now, touchedAt: now },
+  ])
   // Registering is a use of the new key: the day is marked, since its first touch comes tomorrow.
   await sessions.store.markActive(trx, userId, utcDayOf(now))
   if (events.enabled) {
-    const who = { userId, openId: user.openId }
-    if (created) await events.emit(trx, who, { type: 'user.created' }, now)
-    for (const id of rotated) await emitEnded(trx, events, who, id, 'rotation', now)
-    await emitStarted(trx, events, who, session, now)
+    const who = { userId, openId: login.login.openId }
+    if (found.person === 'new') await events.emit(trx, who, { type: 'user.created' }, now)
+    for (const other of rotated) {
+      await emitEnded(trx, events, { userId, openId: other.openId }, other.id, 'rotation', now)
+    }
+    await emitStarted(trx, events, who, { ...session, ...login.login }, now)
   }
-  return { userId, created, rotated }
+  return { ...found, rotated: rotated.map((other) => other.id) }
 }
 
 /** Why sessions end other than by rotation or erasure. */
@@ -155,27 +174,34 @@ async function endLocked(
   )
   if (ended.size === 0) return null
   const last = !ofUser.some((one) => !ended.has(one.id) && isLive(sessions.rule, one, now))
-  const user = events.enabled ? await findUserForEvents(trx, userId) : null
+  const person = events.enabled ? await whoIs(trx, userId) : null
   if (last) {
     await nullifyCredentials(trx, userId, now)
     await retirePendingRegistration(trx, userId, now)
   }
-  if (user !== null) {
-    const who = { userId, openId: user.openId }
-    for (const id of ended) await emitEnded(trx, events, who, id, reason, now)
-    if (last && user.linked) await emitUnlinked(trx, events, who, reason, now)
+  if (person !== null) {
+    // Each session's events name the openId it was registered with; the link's, the person's.
+    for (const one of targets) {
+      if (ended.has(one.id)) {
+        await emitEnded(trx, events, { userId, openId: one.openId }, one.id, reason, now)
+      }
+    }
+    if (last && person.linked) await emitUnlinked(trx, events, person, reason, now)
   }
   return { ended: [...ended], last }
 }
 
 export type Who = { userId: string; openId: string }
 
-/** `session.started` of a registered (or imported) session. */
+/**
+ * `session.started` of a registered (or imported) session, naming the app and platform it was
+ * registered from (an imported one's app is not known).
+ */
 export function emitStarted(
   trx: Queryable,
   events: Events,
   who: Who,
-  session: { id: string; expiresAt: number },
+  session: { id: string; expiresAt: number; appId: string | null; platform: string },
   now: number,
 ): Promise<void> {
   return events.emit(
@@ -183,7 +209,12 @@ export function emitStarted(
     who,
     {
       type: 'session.started',
-      data: { sessionId: session.id, expiresAt: new Date(session.expiresAt).toISOString() },
+      data: {
+        sessionId: session.id,
+        expiresAt: new Date(session.expiresAt).toISOString(),
+        ...(session.appId === null ? {} : { appId: session.appId }),
+        platform: session.platform,
+      },
     },
     now,
   )
@@ -236,18 +267,17 @@ export async function eraseUser(
 ): Promise<string[] | null> {
   if (!(await lockUser(trx, userId))) return null
   if (events.enabled) {
-    const user = await findUserForEvents(trx, userId)
-    if (user !== null) {
-      const who = { userId, openId: user.openId }
+    const person = await whoIs(trx, userId)
+    if (person !== null) {
       for (const session of await sessions.store.ofUser(trx, userId)) {
-        await emitEnded(trx, events, who, session.id, 'erasure', now)
+        await emitEnded(trx, events, { userId, openId: session.openId }, session.id, 'erasure', now)
       }
-      if (user.linked) await emitUnlinked(trx, events, who, 'erasure', now)
-      await events.emit(trx, who, { type: 'user.erased' }, now)
+      if (person.linked) await emitUnlinked(trx, events, person, 'erasure', now)
+      await events.emit(trx, person, { type: 'user.erased' }, now)
     }
   }
   const mailIds = await deleteMailOfUser(trx, userId)
-  // Sessions, codes and attempts go with the user row (foreign keys cascade).
+  // Identities, sessions, codes and attempts go with the user row (foreign keys cascade).
   await deleteUser(trx, userId)
   // After the user row: a touch that held the session until then has written its mark by now.
   await deleteActiveDaysOfUser(trx, userId)

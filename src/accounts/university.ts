@@ -6,14 +6,14 @@ import type { Mail } from '../mail/transport.js'
 import { insertCode, transitionAttempt } from '../university/store.js'
 import {
   findBindingHolder,
-  findUserForEvents,
   lapseLinkOfUser,
   lapseLinksOfBinding,
-  lockUser,
   setUniversityLink,
   type UniversityIdentityRecord,
-} from '../users/store.js'
+} from '../identities/store.js'
+import { lockUser } from '../users/store.js'
 import { emitUnlinked, retirePendingRegistration, type StepContext } from './lifecycle.js'
+import { whoIs } from './people.js'
 
 /*
  * The steps of tier 2's changes, one function each, in a transaction `changes.ts` opens (as the
@@ -80,6 +80,10 @@ export type LinkResult =
 export interface UniversityLinkChange {
   attemptId: string
   userId: string
+  /** A new university identity's id, used if the person has none yet. */
+  identityId: string
+  /** The protocol that proved it (UNIVERSITY_PROTOCOL). */
+  protocol: string
   /** The provider's token, encrypted; null when the protocol gives none (CAS, SAML). */
   encryptedToken: string | null
   identity: UniversityIdentityRecord | null
@@ -105,7 +109,8 @@ export async function linkUniversityAccount(
     if (link.lapsedBefore !== null) {
       const lapsed = await lapseLinksOfBinding(trx, link.binding, link.lapsedBefore, now)
       for (const holder of lapsed) {
-        await emitUnlinked(trx, events, { userId: holder.id, openId: holder.openId }, 'lapsed', now)
+        const person = events.enabled ? await whoIs(trx, holder) : null
+        if (person !== null) await emitUnlinked(trx, events, person, 'lapsed', now)
       }
     }
     const holderUserId = await findBindingHolder(trx, link.binding, link.userId)
@@ -117,13 +122,13 @@ export async function linkUniversityAccount(
   if (!(await transitionAttempt(trx, link.attemptId, 'exchanging', 'completed', now))) {
     return { result: 'ended' }
   }
-  await setUniversityLink(trx, link.userId, link, now)
+  await setUniversityLink(trx, { ...link, id: link.identityId }, now)
   await retirePendingRegistration(trx, link.userId, now)
-  const user = events.enabled ? await findUserForEvents(trx, link.userId) : null
-  if (user !== null) {
+  const person = events.enabled ? await whoIs(trx, link.userId) : null
+  if (person !== null) {
     await events.emit(
       trx,
-      { userId: link.userId, openId: user.openId },
+      person,
       { type: 'university.linked', data: { university: universityView(link.identity, now) } },
       now,
     )
@@ -167,7 +172,7 @@ export async function unlinkUniversityAccount(
 ): Promise<boolean> {
   if (!(await lockUser(trx, userId))) return false
   if (!(await lapseLinkOfUser(trx, userId, linkedBefore, now))) return false
-  const user = events.enabled ? await findUserForEvents(trx, userId) : null
-  if (user !== null) await emitUnlinked(trx, events, { userId, openId: user.openId }, reason, now)
+  const person = events.enabled ? await whoIs(trx, userId) : null
+  if (person !== null) await emitUnlinked(trx, events, person, reason, now)
   return true
 }

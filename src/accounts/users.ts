@@ -4,13 +4,22 @@ import type { Queryable } from '../db/schema.js'
 import type { MailState } from '../mail/outbox.js'
 import type { Outbox } from '../mail/outbox-service.js'
 import type { DeviceSession, Sessions, Tier, WhichSessions } from '../sessions/service.js'
-import { findUserByOpenId } from '../users/store.js'
+import {
+  findPersonByOpenId,
+  messengerIdentitiesOf,
+  universityIdentityOf,
+  type MessengerIdentityView,
+} from '../identities/store.js'
+import { findUser } from '../users/store.js'
 
-/** What campusgate holds about one user, for the operator: no secret, no hash. */
+/** What campusgate holds about one person, for the operator: no secret, no hash. */
 export interface UserOverview {
   id: string
+  /** The person's first openId and its unionid; `identities` lists every one. */
   openId: string
   unionId: string | null
+  /** Every messenger identity, the first first (docs/identities.md). */
+  identities: MessengerIdentityView[]
   createdAt: Date
   updatedAt: Date
   /** When the user last linked a university account, lapsed or not. */
@@ -22,7 +31,7 @@ export interface UserOverview {
   mails: Record<MailState, number>
 }
 
-/** One user, found by openId, as the operator's commands see and change it. */
+/** One person, found by any of their openIds, as the operator's commands see and change it. */
 export interface Accounts {
   overview(openId: string): Promise<UserOverview | null>
   /**
@@ -53,37 +62,40 @@ export function createAccounts(options: {
   const { db, sessions, outbox, changes } = options
   return {
     async overview(openId) {
-      const user = await findUserByOpenId(db, openId)
+      const userId = await findPersonByOpenId(db, openId)
+      const user = userId === null ? null : await findUser(db, userId)
       if (user === null) return null
+      const identities = await messengerIdentitiesOf(db, user.id)
+      const linkedAt = (await universityIdentityOf(db, user.id))?.linkedAt ?? null
       return {
         id: user.id,
-        openId: user.open_id,
-        unionId: user.union_id,
-        createdAt: new Date(user.created_at),
-        updatedAt: new Date(user.updated_at),
-        universityLinkedAt:
-          user.university_linked_at === null ? null : new Date(user.university_linked_at),
+        openId: identities[0]?.openId ?? openId,
+        unionId: identities[0]?.unionId ?? null,
+        identities,
+        createdAt: new Date(user.createdAt),
+        updatedAt: new Date(user.updatedAt),
+        universityLinkedAt: linkedAt === null ? null : new Date(linkedAt),
         ...(await sessions.ofUser(user.id)),
         mails: await outbox.countsOfUser(user.id),
       }
     },
 
     async revoke({ openId, which, origin }) {
-      const user = await findUserByOpenId(db, openId)
-      if (user === null) return 'unknown-user'
-      return sessions.revoke(user.id, which, origin)
+      const userId = await findPersonByOpenId(db, openId)
+      if (userId === null) return 'unknown-user'
+      return sessions.revoke(userId, which, origin)
     },
 
     async unlink({ openId, origin }) {
-      const user = await findUserByOpenId(db, openId)
-      if (user === null) return 'unknown-user'
-      return (await changes.unlink({ userId: user.id, origin })) ? 'unlinked' : 'not-linked'
+      const userId = await findPersonByOpenId(db, openId)
+      if (userId === null) return 'unknown-user'
+      return (await changes.unlink({ userId, origin })) ? 'unlinked' : 'not-linked'
     },
 
     async erase({ openId, origin }) {
-      const user = await findUserByOpenId(db, openId)
-      if (user === null) return false
-      return changes.erase({ userId: user.id, openId, origin })
+      const userId = await findPersonByOpenId(db, openId)
+      if (userId === null) return false
+      return changes.erase({ userId, openId, origin })
     },
   }
 }

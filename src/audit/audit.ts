@@ -21,6 +21,7 @@ export type { AuditQuery }
 const TYPES = {
   registration: true,
   rotation: true,
+  'identity-conflict': true,
   'university-linked': true,
   'university-denied': true,
   'university-failed': true,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { precompiled } from '../db/precompiled.js'
-import type { AuditEventRow, Queryable } from '../db/schema.js'
+import type { AuditEventRow, IdentityKind, Queryable } from '../db/schema.js'
 import { likePrefix } from '../lib/paging.js'
 
 // The one store that writes the `audit_events` table.
@@ -31,7 +31,7 @@ const insertNamed = precompiled(
   8,
 )
 
-/** Inserts one event; an openId left out is read from the user row, while it still exists. */
+/** Inserts one event; an openId left out is the person's first one, while they still exist. */
 export async function insertAuditEvent(db: Queryable, row: AuditEventRow): Promise<void> {
   const userId = row.user_id
   if (row.open_id !== null || userId === null) {
@@ -43,7 +43,15 @@ export async function insertAuditEvent(db: Queryable, row: AuditEventRow): Promi
     .insertInto('audit_events')
     .values({
       ...row,
-      open_id: (eb) => eb.selectFrom('users').select('open_id').where('id', '=', userId),
+      open_id: (eb) =>
+        eb
+          .selectFrom('identities')
+          .select('subject')
+          .where('user_id', '=', userId)
+          .where('kind', '=', sql.lit<IdentityKind>('messenger'))
+          .orderBy('created_at')
+          .orderBy('id')
+          .limit(1),
     })
     .execute()
 }

@@ -37,6 +37,18 @@ function duration(ms: number): string {
   return `${ms}ms`
 }
 
+/** The API of each platform an app runs on (`wechat` always: unlisted apps are WeChat's). */
+function messengerApis(config: Config): string {
+  const platforms = new Set(['wechat', ...config.messenger.appPlatforms.values()])
+  return [...platforms]
+    .map((platform) =>
+      platforms.size === 1
+        ? (config.messenger.apiBaseUrls.get(platform) ?? '')
+        : `${platform} ${config.messenger.apiBaseUrls.get(platform) ?? ''}`,
+    )
+    .join(', ')
+}
+
 /**
  * The one-screen summary a person at a terminal sees when the service starts: where it listens
  * and what it runs with. Secrets never appear: passwords in URLs and the client secret are masked.
@@ -51,7 +63,7 @@ export function startupSummary(config: Config, listeningOn: string): string {
       'messenger',
       sandbox.messenger
         ? `sandbox, simulated at ${config.server.publicBaseUrl}/_sandbox/`
-        : `${config.messenger.apiBaseUrl}` +
+        : messengerApis(config) +
           (config.messenger.allowedAppIds === null
             ? ' (any app id)'
             : ` (app ids: ${config.messenger.allowedAppIds.join(', ')})`),

@@ -1,8 +1,6 @@
 // Fixed values, not settings: no variable sets them. The Config fields that carry them stay so a
 // test can shorten one (e.g. a webhook try's timeout); production always runs with these.
 
-/** The messenger platform's API when MESSENGER_API_BASE_URL is unset outside the sandbox. */
-export const WECHAT_API_BASE_URL = 'https://api.weixin.qq.com'
 /** How long a call to the messenger platform or the university's provider may take. */
 export const PROVIDER_TIMEOUT_MS = 5000
 /** Where confirmation emails are written as .eml files when SMTP_URL is unset. */

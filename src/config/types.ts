@@ -33,7 +33,12 @@ export interface Config {
   readonly database: DatabaseConfig
   readonly mail: MailConfig
   readonly messenger: {
-    readonly apiBaseUrl: string
+    /** Each messenger platform's API base URL, by platform id (docs/identities.md). */
+    readonly apiBaseUrls: ReadonlyMap<string, string>
+    /** MESSENGER_APP_PLATFORMS: the platform of each appId it lists; others are `wechat`. */
+    readonly appPlatforms: ReadonlyMap<string, string>
+    /** IDENTITY_LINK_BY_UNIONID: a new openId joins the person whose identity holds its unionid. */
+    readonly linkByUnionId: boolean
     readonly allowedAppIds: readonly string[] | null
     /** MESSENGER_APP_SECRETS: appId → its AppSecret, kept on the server (never printed). */
     readonly appSecrets: ReadonlyMap<string, string>

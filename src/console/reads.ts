@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Queryable } from '../db/schema.js'
+import type { IdentityKind, Queryable } from '../db/schema.js'
 import { likePrefix, offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
 import type { Tier } from '../sessions/service.js'
 
@@ -57,12 +57,20 @@ export interface Figures {
   mail: Backlog
 }
 
-/** The SQL of "the user is at tier 2 now": the one rule (sessions/tier.ts), lapse included. */
-function linkedNow(now: number, linkMaxAgeMs: number | null) {
-  return sql<boolean>`(users.university_linked_at is not null and users.university_linked_at > ${
-    linkMaxAgeMs === null ? -1 : now - linkMaxAgeMs
-  })`
+/**
+ * The SQL of "the person is at tier 2 now": the one rule (sessions/tier.ts), lapse included, over
+ * their university identity (docs/identities.md).
+ */
+function linkedNow(userId: string, now: number, linkMaxAgeMs: number | null) {
+  return sql<boolean>`exists (select 1 from identities u where u.user_id = ${sql.ref(userId)}
+    and u.kind = 'university' and u.linked_at is not null and u.linked_at > ${
+      linkMaxAgeMs === null ? -1 : now - linkMaxAgeMs
+    })`
 }
+
+/** The SQL of the person's first openId (docs/identities.md): how the lists name them. */
+const firstOpenId = sql<string | null>`(select i.subject from identities i
+  where i.user_id = users.id and i.kind = 'messenger' order by i.created_at, i.id limit 1)`
 
 /** The overview's figures, from the database, so every instance shows the same. */
 export async function readFigures(
@@ -84,12 +92,16 @@ export async function readFigures(
   ])
   const sessions = await db
     .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
     .select((eb) => [
       eb.fn.countAll<number | string>().as('live'),
       eb.fn
         .sum<number | string | null>(
-          eb.case().when(linkedNow(now, linkMaxAgeMs)).then(1).else(0).end(),
+          eb
+            .case()
+            .when(linkedNow('sessions.user_id', now, linkMaxAgeMs))
+            .then(1)
+            .else(0)
+            .end(),
         )
         .as('tier2'),
     ])
@@ -161,9 +173,8 @@ export async function pageUsers(
     const prefix = likePrefix(search)
     rows = rows.where((eb) =>
       eb.or([
-        sql<boolean>`lower(users.open_id) like ${prefix} escape '\\'`,
-        sql<boolean>`lower(users.university_email) like ${prefix} escape '\\'`,
-        sql<boolean>`lower(users.university_subject) like ${prefix} escape '\\'`,
+        sql<boolean>`exists (select 1 from identities i where i.user_id = users.id and (
+          lower(i.subject) like ${prefix} escape '\\' or lower(i.email) like ${prefix} escape '\\'))`,
         // The address a user typed for a confirmation mail, whatever became of the link.
         sql<boolean>`users.id in (select m.user_id from mail_outbox m where lower(m.recipient) = ${search})`,
       ]),
@@ -171,18 +182,21 @@ export async function pageUsers(
   }
   if (query.tier === 'none') rows = rows.where(sql<boolean>`not ${hasLiveSession}`)
   if (query.tier === 'messenger-registered') {
-    rows = rows.where(hasLiveSession).where(sql<boolean>`not ${linkedNow(now, linkMaxAgeMs)}`)
+    rows = rows
+      .where(hasLiveSession)
+      .where(sql<boolean>`not ${linkedNow('users.id', now, linkMaxAgeMs)}`)
   }
   if (query.tier === 'university-registered') {
-    rows = rows.where(hasLiveSession).where(linkedNow(now, linkMaxAgeMs))
+    rows = rows.where(hasLiveSession).where(linkedNow('users.id', now, linkMaxAgeMs))
   }
   let ordered = rows.select([
     'users.id',
-    'users.open_id',
-    'users.university_email',
+    firstOpenId.as('open_id'),
+    sql<string | null>`(select u.email from identities u
+      where u.user_id = users.id and u.kind = 'university')`.as('university_email'),
     'users.created_at',
     hasLiveSession.as('live'),
-    linkedNow(now, linkMaxAgeMs).as('linked'),
+    linkedNow('users.id', now, linkMaxAgeMs).as('linked'),
     lastActive.as('last_active'),
   ])
   if (query.sort === 'active') ordered = ordered.orderBy(sql`coalesce(${lastActive}, '')`, 'desc')
@@ -200,7 +214,7 @@ export async function pageUsers(
     total: Number(count.n),
     rows: found.map((row) => ({
       id: row.id,
-      openId: row.open_id,
+      openId: row.open_id ?? '',
       universityEmail: row.university_email,
       // Booleans come back as 0/1 from SQLite and true/false from PostgreSQL.
       tier: !truthy(row.live)
@@ -218,7 +232,7 @@ function truthy(value: unknown): boolean {
   return value === true || value === 1 || value === '1' || value === 't'
 }
 
-/** The university identity the user proved; null when never linked. No token, no binding hash. */
+/** The university identity the person proved; null when never linked. No token, no binding hash. */
 export async function readUniversityIdentity(
   db: Queryable,
   userId: string,
@@ -230,23 +244,17 @@ export async function readUniversityIdentity(
   isStudent: boolean | null
 } | null> {
   const row = await db
-    .selectFrom('users')
-    .select([
-      'university_subject',
-      'university_issuer',
-      'university_email',
-      'university_name',
-      'university_is_student',
-    ])
-    .where('id', '=', userId)
+    .selectFrom('identities')
+    .select(['subject', 'realm', 'email', 'name', 'is_student'])
+    .where('user_id', '=', userId)
+    .where('kind', '=', sql.lit<IdentityKind>('university'))
     .executeTakeFirst()
-  if (row === undefined || (row.university_subject === null && row.university_email === null))
-    return null
+  if (row === undefined || (row.subject === null && row.email === null)) return null
   return {
-    subject: row.university_subject,
-    issuer: row.university_issuer,
-    email: row.university_email,
-    name: row.university_name,
-    isStudent: row.university_is_student === null ? null : row.university_is_student === 1,
+    subject: row.subject,
+    issuer: row.realm === '' ? null : row.realm,
+    email: row.email,
+    name: row.name,
+    isStudent: row.is_student === null ? null : row.is_student === 1,
   }
 }

@@ -211,7 +211,8 @@ const EN: Words = {
   },
   auditTypes: {
     registration: 'registration',
-    rotation: 'session replaced',
+    rotation: 'session ended by the device limit',
+    'identity-conflict': 'unionid shared with another person (not merged)',
     'university-linked': 'university linked',
     'university-denied': 'university link declined',
     'university-failed': 'university link failed',
@@ -428,7 +429,8 @@ const ZH: Words = {
   },
   auditTypes: {
     registration: '登记',
-    rotation: '会话被替换',
+    rotation: '会话因设备数上限结束',
+    'identity-conflict': 'unionid 与另一用户相同（未合并）',
     'university-linked': '已关联大学账号',
     'university-denied': '大学关联被拒绝',
     'university-failed': '大学关联失败',

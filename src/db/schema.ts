@@ -2,25 +2,42 @@ import type { Generated, Kysely, Selectable } from 'kysely'
 
 // Times are epoch milliseconds (bigint on PostgreSQL, read back as numbers by createDb).
 
+/** A person (docs/identities.md): the ways providers know them are their `identities`. */
 export interface UserTable {
   id: string
-  open_id: string
+  created_at: number
+  updated_at: number
+}
+
+/** `messenger`: a platform's app knows the person by an openId; `university`: the link tier 2 proved. */
+export type IdentityKind = 'messenger' | 'university'
+
+/**
+ * One way a provider knows a person (docs/identities.md): a messenger identity is (platform,
+ * appId, openId), a university identity (protocol, issuer, subject), at most one per person.
+ */
+export interface IdentityTable {
+  id: string
+  user_id: string
+  kind: IdentityKind
+  /** The messenger platform (`wechat`, `qq`, `douyin`) or the university protocol ('' unrecorded). */
+  provider: string
+  /** The appId, or the issuer or server that vouches ('' when not known). */
+  realm: string
+  /** The openId; the university subject (null when the provider named nobody). */
+  subject: string | null
+  /** The platform's unionid, the same across the apps of one open-platform account. */
   union_id: string | null
-  /** The messenger platform's session_key, encrypted (it decrypts the mini-program's data). */
-  messenger_session_key: string | null
-  /** The identity provider's token, encrypted, for calls on the member's behalf. */
-  university_token: string | null
-  /** When the university account was linked; non-null means tier 2. */
-  university_linked_at: number | null
-  /** The identity the link proved (docs/university-providers.md); null when the provider said nothing. */
-  university_issuer: string | null
-  university_subject: string | null
-  university_email: string | null
-  university_name: string | null
+  /** Encrypted: the platform's session key, or the university's token; null once nullified. */
+  secret: string | null
+  email: string | null
+  name: string | null
   /** 1 student, 0 not, null unknown. */
-  university_is_student: number | null
+  is_student: number | null
+  /** University: when the link was made; non-null while it holds (tier 2). */
+  linked_at: number | null
   /** Under exclusive binding, while linked: SHA-256 of issuer and subject, unique. */
-  university_binding: string | null
+  binding: string | null
   created_at: number
   updated_at: number
 }
@@ -28,6 +45,8 @@ export interface UserTable {
 export interface SessionTable {
   id: string
   user_id: string
+  /** The messenger identity the key was registered with: its openId is the one the key answers with. */
+  identity_id: string | null
   /** SHA-256 of the session key; the key itself is never stored. */
   key_hash: string
   created_at: number
@@ -180,6 +199,7 @@ export interface ConsoleSessionTable {
 
 export interface Database {
   users: UserTable
+  identities: IdentityTable
   sessions: SessionTable
   user_active_days: UserActiveDayTable
   registration_codes: RegistrationCodeTable
@@ -194,6 +214,7 @@ export interface Database {
 }
 
 export type UserRow = Selectable<UserTable>
+export type IdentityRow = Selectable<IdentityTable>
 export type SessionRow = Selectable<SessionTable>
 export type RegistrationCodeRow = Selectable<RegistrationCodeTable>
 export type UniversityAttemptRow = Selectable<UniversityAttemptTable>

@@ -1,3 +1,4 @@
+import { PLATFORMS } from '../messenger/platforms/index.js'
 import { EVENT_TYPES, SESSION_END_REASONS, UNLINK_REASONS, type EventType } from './types.js'
 
 /*
@@ -6,8 +7,15 @@ import { EVENT_TYPES, SESSION_END_REASONS, UNLINK_REASONS, type EventType } from
  */
 
 const ids = {
-  userId: { type: 'string', description: "campusgate's id of the user." },
-  openId: { type: 'string', description: "The user's messenger openId." },
+  userId: {
+    type: 'string',
+    description: "campusgate's id of the person: the same in every app and on every platform.",
+  },
+  openId: {
+    type: 'string',
+    description:
+      "The messenger openId: the session's own for a session's events, else the person's first.",
+  },
 } as const
 
 const university = {
@@ -32,10 +40,20 @@ const university = {
 const extra: Record<EventType, { required: string[]; properties: Record<string, unknown> }> = {
   'user.created': { required: [], properties: {} },
   'session.started': {
-    required: ['sessionId', 'expiresAt'],
+    required: ['sessionId', 'expiresAt', 'platform'],
     properties: {
       sessionId: { type: 'string', description: 'Names the session (not its key).' },
       expiresAt: { type: 'string', format: 'date-time' },
+      appId: {
+        type: 'string',
+        description:
+          'The app it registered from (absent for a session imported from the original server).',
+      },
+      platform: {
+        type: 'string',
+        enum: [...PLATFORMS.keys()],
+        description: "That app's messenger platform (docs/identities.md).",
+      },
     },
   },
   'session.ended': {
@@ -54,7 +72,8 @@ const extra: Record<EventType, { required: string[]; properties: Record<string, 
 }
 
 const summaries: Record<EventType, string> = {
-  'user.created': 'A messenger user registered for the first time.',
+  'user.created':
+    'A person registered for the first time (a new identity of a known person is not one).',
   'session.started': 'A registration issued a session key.',
   'session.ended':
     'A session ended: logout, expiry, rotation by a new registration, revocation or erasure.',

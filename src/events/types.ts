@@ -36,7 +36,11 @@ export interface UniversityView {
 /** An event's type and what its `data` carries besides `userId` and `openId`. */
 export type LifecycleEvent =
   | { type: 'user.created'; data?: undefined }
-  | { type: 'session.started'; data: { sessionId: string; expiresAt: string } }
+  | {
+      type: 'session.started'
+      /** `appId` and `platform`: the app the session registered from (an imported one's app is unknown). */
+      data: { sessionId: string; expiresAt: string; appId?: string; platform: string }
+    }
   | { type: 'session.ended'; data: { sessionId: string; reason: SessionEndReason } }
   | { type: 'university.linked'; data: { university: UniversityView } }
   | { type: 'university.unlinked'; data: { reason: UnlinkReason } }

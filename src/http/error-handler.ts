@@ -30,13 +30,26 @@ function isMissing(failure: ValidationFailure): boolean {
   return failure.keyword === 'minLength' && failure.params.limit === 1
 }
 
+/**
+ * A query parameter the route cannot read as given: absent or empty, or repeated (an array where
+ * one value is expected) when the route requires it, since no one value of it stands.
+ */
+function isMissingParameter(failure: ValidationFailure, request: FastifyRequest): boolean {
+  if (failure.keyword === 'required') return true
+  if (failure.keyword === 'minLength') return failure.params.limit === 1
+  if (failure.keyword !== 'type') return false
+  const schema = request.routeOptions.schema?.querystring as { required?: unknown } | undefined
+  const required = Array.isArray(schema?.required) ? (schema.required as unknown[]) : []
+  return required.includes(failure.instancePath.replace(/^\//, ''))
+}
+
 /** Maps a Fastify schema-validation failure onto the route's documented error. */
 function validationKind(error: FastifyError, request: FastifyRequest): ErrorName {
   const first = error.validation?.[0]
   // A query parameter absent or empty (the emailed link's code); one present with a value the
-  // route does not know (`POST /logout?scope=`) is invalid.
+  // route does not know (`POST /logout?scope=`, or `scope` given twice) is invalid.
   if (error.validationContext === 'querystring') {
-    return first === undefined || isMissing(first)
+    return first === undefined || isMissingParameter(first, request)
       ? 'missingRequiredQueryParameters'
       : 'invalidValue'
   }

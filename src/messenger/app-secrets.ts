@@ -8,11 +8,12 @@ export interface AppSecretsOptions {
   /** MESSENGER_APP_SECRETS: appId → the secret code2session is called with, whatever the client sent. */
   held: ReadonlyMap<string, string>
   /**
-   * The sandbox's own app: its secret is public, so the server also knows it, and a client sending
-   * the placeholder for that app gets it. Any other value is forwarded as for any app the server does
-   * not hold, so a wrong secret is still refused as the platform refuses it.
+   * The sandbox's apps, appId → secret: their secrets are public, so the server also knows them,
+   * and a client sending the placeholder for such an app gets its secret. Any other value is
+   * forwarded as for any app the server does not hold, so a wrong secret is still refused as the
+   * platform refuses it.
    */
-  sandboxApp?: { appId: string; appSecret: string }
+  sandboxApps?: ReadonlyMap<string, string>
 }
 
 /**
@@ -23,17 +24,12 @@ export interface AppSecretsOptions {
 export type AppSecretFor = (appId: string, clientValue: string) => string
 
 export function createAppSecrets(options: AppSecretsOptions): AppSecretFor {
-  const { held, sandboxApp } = options
+  const { held, sandboxApps } = options
   return (appId, clientValue) => {
     const secret = held.get(appId)
     if (secret !== undefined) return secret
-    if (
-      sandboxApp !== undefined &&
-      appId === sandboxApp.appId &&
-      clientValue === SERVER_HELD_PLACEHOLDER
-    ) {
-      return sandboxApp.appSecret
-    }
+    const sandboxSecret = sandboxApps?.get(appId)
+    if (sandboxSecret !== undefined && clientValue === SERVER_HELD_PLACEHOLDER) return sandboxSecret
     return clientValue
   }
 }

@@ -2,22 +2,38 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Agent, request } from 'undici'
 import { AppError } from '../errors.js'
 import { createAppSecrets, SERVER_HELD_PLACEHOLDER, type AppSecretsOptions } from './app-secrets.js'
-import type { MessengerIdentity } from '../sessions/service.js'
+import {
+  DEFAULT_PLATFORM,
+  PLATFORMS,
+  type MessengerPlatform,
+  type PlatformIdentity,
+} from './platforms/index.js'
+import type { ExchangeRequest } from './platforms/platform.js'
+
+/** Who logged in, and through which app of which platform. */
+export interface MessengerLogin extends PlatformIdentity {
+  platform: string
+  appId: string
+}
 
 export interface MessengerClient {
   /**
-   * Exchanges a login code for the user's identity (WeChat `code2session`), with the server-held
-   * secret of `appId` when there is one, else with the client's `appSecret`. Throws
+   * Exchanges a login code for the person's identity with the platform `appId` runs on
+   * (MESSENGER_APP_PLATFORMS; WeChat's `code2session` by default), with the server-held secret of
+   * `appId` when there is one, else with the client's `appSecret`. Throws
    * `failedMessengerAuthentication` when the platform refuses, `messengerPlatformUnavailable`
    * when it cannot be asked.
    */
-  code2session(appId: string, appSecret: string, code: string): Promise<MessengerIdentity>
+  code2session(appId: string, appSecret: string, code: string): Promise<MessengerLogin>
   /** Closes the kept-alive connections to the platform. */
   close(): Promise<void>
 }
 
 export interface MessengerClientOptions {
-  apiBaseUrl: string
+  /** Each platform's API base URL, by platform id. */
+  apiBaseUrls: ReadonlyMap<string, string>
+  /** MESSENGER_APP_PLATFORMS: the platform of each appId it lists (others are WeChat's). */
+  appPlatforms: ReadonlyMap<string, string>
   timeoutMs: number
   allowedAppIds: readonly string[] | null
   /** The secrets held on the server (MESSENGER_APP_SECRETS, and the sandbox's own app). */
@@ -28,9 +44,6 @@ export interface MessengerClientOptions {
   log?: Pick<FastifyBaseLogger, 'warn'>
 }
 
-// WeChat answers HTTP 200 for refusals too; errcode -1 is its "system busy".
-const PLATFORM_BUSY = -1
-
 // Larger values cannot be real credentials; refusing them keeps junk off the upstream call.
 const MAX_CREDENTIAL_LENGTH = 512
 
@@ -39,13 +52,6 @@ const MAX_ANSWER_BYTES = 64 * 1024
 
 // Registrations arrive in bursts at term start; this many calls may be in flight at once.
 const MAX_CONNECTIONS = 64
-
-interface Code2SessionBody {
-  openid?: unknown
-  session_key?: unknown
-  unionid?: unknown
-  errcode?: unknown
-}
 
 /** An answer of the platform we refuse; its message is ours and safe to log. */
 class PlatformAnswer extends Error {}
@@ -74,7 +80,6 @@ function unavailableReason(cause: unknown): string {
  * GET (docs/performance.md).
  */
 export function createMessengerClient(options: MessengerClientOptions): MessengerClient {
-  const endpoint = `${options.apiBaseUrl}/sns/jscode2session`
   const secretFor = createAppSecrets(options.appSecrets)
   const agent = new Agent({
     connections: MAX_CONNECTIONS,
@@ -84,14 +89,34 @@ export function createMessengerClient(options: MessengerClientOptions): Messenge
     maxResponseSize: MAX_ANSWER_BYTES,
   })
 
+  /** The platform `appId` runs on, with its API's base URL. */
+  function platformOf(appId: string): { platform: MessengerPlatform; baseUrl: string } {
+    const id = options.appPlatforms.get(appId) ?? DEFAULT_PLATFORM
+    const platform = PLATFORMS.get(id)
+    const baseUrl = options.apiBaseUrls.get(id)
+    // The configuration names only platforms that exist, each with its base URL.
+    if (platform === undefined || baseUrl === undefined) throw new Error(`no platform ${id}`)
+    return { platform, baseUrl }
+  }
+
   /** The answer's status and text, within `timeoutMs` for the whole exchange. */
-  async function get(url: URL): Promise<{ status: number; text: string }> {
+  async function send(exchange: ExchangeRequest): Promise<{ status: number; text: string }> {
     const abort = new AbortController()
     const timer = setTimeout(() => abort.abort(new Deadline()), options.timeoutMs)
     const started = process.hrtime.bigint()
     let answered = false
     try {
-      const response = await request(url, { dispatcher: agent, signal: abort.signal })
+      const response = await request(exchange.url, {
+        dispatcher: agent,
+        signal: abort.signal,
+        method: exchange.method,
+        ...(exchange.json === undefined
+          ? {}
+          : {
+              body: JSON.stringify(exchange.json),
+              headers: { 'content-type': 'application/json' },
+            }),
+      })
       const text = await response.body.text()
       answered = response.statusCode < 500
       return { status: response.statusCode, text }
@@ -124,48 +149,35 @@ export function createMessengerClient(options: MessengerClientOptions): Messenge
         )
         throw new AppError('failedMessengerAuthentication')
       }
-      const url = new URL(endpoint)
-      url.search = new URLSearchParams({
-        appid: appId,
-        secret: appSecret,
-        js_code: code,
-        grant_type: 'authorization_code',
-      }).toString()
+      const { platform, baseUrl } = platformOf(appId)
+      const exchange = platform.exchangeRequest(baseUrl, { appId, secret: appSecret }, code)
 
       // No retry: a login code is single-use, and a retried request could spend it twice.
-      let body: Code2SessionBody
+      let body: Record<string, unknown>
       try {
-        const response = await get(url)
+        const response = await send(exchange)
         if (response.status < 200 || response.status > 299) {
           throw new PlatformAnswer(`code2session answered HTTP ${response.status}`)
         }
-        // WeChat labels this JSON text/plain, so the body is read as text and parsed.
-        body = JSON.parse(response.text) as Code2SessionBody
+        // WeChat labels its JSON text/plain, so every answer is read as text and parsed.
+        const parsed: unknown = JSON.parse(response.text)
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+          throw new PlatformAnswer('code2session answered JSON that is not an object')
+        }
+        body = parsed as Record<string, unknown>
       } catch (cause) {
         throw new AppError('messengerPlatformUnavailable', {
-          cause: new Error(unavailableReason(cause)),
+          cause: new Error(`${platform.id}: ${unavailableReason(cause)}`),
         })
       }
-
-      const errcode = typeof body.errcode === 'number' ? body.errcode : 0
-      if (errcode === PLATFORM_BUSY) {
+      const answer = platform.readAnswer(body)
+      if (answer.kind === 'unavailable') {
         throw new AppError('messengerPlatformUnavailable', {
-          cause: new Error('platform busy (errcode -1)'),
+          cause: new Error(`${platform.id}: ${answer.reason}`),
         })
       }
-      if (
-        errcode !== 0 ||
-        typeof body.openid !== 'string' ||
-        body.openid === '' ||
-        typeof body.session_key !== 'string'
-      ) {
-        throw new AppError('failedMessengerAuthentication')
-      }
-      return {
-        openId: body.openid,
-        unionId: typeof body.unionid === 'string' ? body.unionid : null,
-        sessionKey: body.session_key,
-      }
+      if (answer.kind === 'refused') throw new AppError('failedMessengerAuthentication')
+      return { ...answer.identity, platform: platform.id, appId }
     },
   }
 }

@@ -82,8 +82,13 @@ export function createMetrics(options: {
 
   const registrations = new Counter({
     name: 'campusgate_registrations_total',
-    help: 'Messenger registrations: "new" users and key "rotation" by re-registration.',
+    help: 'Messenger registrations: a "new" person, a "returning" one, or one "joined" by a shared unionid.',
     labelNames: ['kind'],
+    registers,
+  })
+  const rotations = new Counter({
+    name: 'campusgate_sessions_rotated_total',
+    help: 'Sessions a registration ended because the person held SESSIONS_PER_USER live ones.',
     registers,
   })
   const universityLinks = new Counter({
@@ -306,13 +311,16 @@ export function createMetrics(options: {
       child.observe(seconds)
     },
     /** Counts an audit event, and the domain counter it stands for. */
-    auditEvent(type: string, reason?: string) {
+    auditEvent(type: string, detail?: Readonly<Record<string, unknown>>) {
       auditEvents.inc({ type })
+      const reason = typeof detail?.reason === 'string' ? detail.reason : undefined
       switch (type) {
         case 'registration':
-          return registrations.inc({ kind: 'new' })
+          return registrations.inc({
+            kind: typeof detail?.person === 'string' ? detail.person : 'new',
+          })
         case 'rotation':
-          return registrations.inc({ kind: 'rotation' })
+          return rotations.inc()
         case 'university-linked':
         case 'university-denied':
         case 'university-failed':

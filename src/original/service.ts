@@ -81,6 +81,7 @@ export function createOriginalImport(deps: {
       lastUsed: row.lastUsed,
       expiresAt: row.expiresAt,
       userId: newId(),
+      identityId: newId(),
       sessionId: newId(),
     }
   }

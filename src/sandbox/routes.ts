@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
 import { acceptJsonBodiesOnly, BODY_LIMIT_BYTES } from '../http/media-type.js'
-import { createSandboxMessenger, messengerRoutes, SANDBOX_APP } from './messenger.js'
+import { createSandboxMessenger, messengerRoutes, SANDBOX_APP, sandboxApps } from './messenger.js'
 import { sendHtml } from '../http/html.js'
 import { languageLinks, pageLocale } from '../http/locale.js'
 import { readAsset } from '../lib/assets.js'
@@ -17,6 +17,8 @@ export { SANDBOX_APP }
 export interface SandboxOptions {
   /** Serve the simulated messenger platform. */
   messenger: boolean
+  /** MESSENGER_APP_PLATFORMS: the apps it simulates besides its own WeChat app, by platform. */
+  messengerApps?: ReadonlyMap<string, string>
   /** Serve the simulated identity provider. */
   university: boolean
   /** Which protocol it speaks: the UCL-API round trip (default) or OpenID Connect. */
@@ -116,6 +118,8 @@ curl -s $BASE/session -H 'authorization: SESSION_KEY'</pre>
 <ul>
 <li><code>POST ${PREFIX}/messenger/login-codes</code>: a single-use login code, valid 5 minutes</li>
 <li><code>GET ${PREFIX}/messenger/sns/jscode2session</code>: WeChat's code2session</li>
+<li><code>GET ${PREFIX}/messenger/qq/sns/jscode2session</code>, <code>POST ${PREFIX}/messenger/douyin/api/apps/v2/jscode2session</code>:
+QQ's and Douyin's, for the apps <code>MESSENGER_APP_PLATFORMS</code> lists (mint their codes with <code>{"appId":"..."}</code>)</li>
 ${withPlayground ? `<li><code>GET ${PREFIX}/mailbox?to=</code>: the mails this server delivered to an address, newest first</li>` : ''}
 <li><code>GET ${PREFIX}/university/authorise?client_id=&amp;state=</code>: the Allow / Deny page</li>
 <li><code>GET ${PREFIX}/university/token?code=&amp;client_id=&amp;client_secret=</code>: token exchange</li>
@@ -162,7 +166,10 @@ async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Pro
           .send(PLAYGROUND_SCRIPT),
     )
   }
-  if (options.messenger) messengerRoutes(app, createSandboxMessenger(options.clock))
+  if (options.messenger) {
+    const apps = sandboxApps(options.messengerApps ?? new Map<string, string>())
+    messengerRoutes(app, createSandboxMessenger(options.clock, apps))
+  }
   if (options.university && options.universityProtocol === 'oidc') {
     oidcRoutes(app, {
       ...options,

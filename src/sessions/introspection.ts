@@ -73,6 +73,8 @@ function activeAnswer(session: Session) {
     active: true as const,
     sub: session.userId,
     openId: session.openId,
+    ...(session.appId === null ? {} : { appId: session.appId }),
+    platform: session.platform,
     tier: session.tier,
     sid: session.id,
     exp: Math.floor(session.expiresAt.getTime() / 1000),
@@ -214,8 +216,20 @@ function introspectionResponses(): Record<string, unknown> {
             required: ['active'],
             properties: {
               active: { type: 'boolean' },
-              sub: { type: 'string', description: "campusgate's id of the user." },
-              openId: { type: 'string' },
+              sub: {
+                type: 'string',
+                description:
+                  "campusgate's id of the person: the same for every app and platform they register from.",
+              },
+              openId: {
+                type: 'string',
+                description: 'The openId of the identity the key was registered with.',
+              },
+              appId: {
+                type: 'string',
+                description: 'Its app; absent for a key from before apps were recorded.',
+              },
+              platform: { type: 'string', description: 'Its messenger platform.' },
               tier: { type: 'string', enum: ['messenger-registered', 'university-registered'] },
               sid: { type: 'string', description: 'The session id.' },
               exp: { type: 'integer' },

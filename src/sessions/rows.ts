@@ -1,16 +1,20 @@
 import { sql, type SelectQueryBuilder } from 'kysely'
 import { precompiled } from '../db/precompiled.js'
-import type { Database, Queryable } from '../db/schema.js'
+import type { Database, IdentityKind, Queryable } from '../db/schema.js'
 import type { Touch } from './touch-rule.js'
 
 // A session as the store reads it, and the statements of the key check's fast path that both
 // databases' drivers run (store-sqlite.ts, store-postgres.ts).
 
-/** A session joined with the fields of its user that the guard needs. */
+/** A session joined with what the guard needs of its identity and its person's university link. */
 export interface SessionRecord {
   id: string
   userId: string
+  /** The identity the key was registered with: its openId, app and platform. */
   openId: string
+  /** null: moved from before the app was recorded, and not used from an app since. */
+  appId: string | null
+  platform: string
   /** When the session was registered. */
   createdAt: number
   expiresAt: number
@@ -18,7 +22,7 @@ export interface SessionRecord {
   touchedAt: number
   /** The `User-Agent` of the registering request; null when it sent none. */
   device: string | null
-  /** When the user's university link was made, and the identity it proved. */
+  /** When the person's university link was made, and the identity it proved. */
   university: {
     linkedAt: number | null
     subject: string | null
@@ -28,27 +32,36 @@ export interface SessionRecord {
   }
 }
 
-/** What a session is read as (`rowToSession`). */
-const SESSION_COLUMNS = [
-  'sessions.id',
-  'sessions.user_id',
-  'sessions.created_at',
-  'sessions.expires_at',
-  'sessions.touched_at',
-  'sessions.device',
-  'users.open_id',
-  'users.university_linked_at',
-  'users.university_subject',
-  'users.university_email',
-  'users.university_name',
-  'users.university_is_student',
-] as const
-
+/**
+ * A session with its messenger identity (by its primary key) and its person's university identity
+ * (by the unique index of one per person): the same two lookups after the key's as a session and
+ * its user row took before identities (docs/identities.md, "The key check").
+ */
 export function selectSessions(db: Queryable) {
   return db
     .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select(SESSION_COLUMNS)
+    .innerJoin('identities as messenger', 'messenger.id', 'sessions.identity_id')
+    .leftJoin('identities as university', (join) =>
+      join
+        .onRef('university.user_id', '=', 'sessions.user_id')
+        .on('university.kind', '=', sql.lit<IdentityKind>('university')),
+    )
+    .select([
+      'sessions.id',
+      'sessions.user_id',
+      'sessions.created_at',
+      'sessions.expires_at',
+      'sessions.touched_at',
+      'sessions.device',
+      'messenger.subject as open_id',
+      'messenger.realm as app_id',
+      'messenger.provider as platform',
+      'university.linked_at as university_linked_at',
+      'university.subject as university_subject',
+      'university.email as university_email',
+      'university.name as university_name',
+      'university.is_student as university_is_student',
+    ])
 }
 
 export type SessionRow =
@@ -60,7 +73,9 @@ export function rowToSession(row: SessionRow): SessionRecord {
   return {
     id: row.id,
     userId: row.user_id,
-    openId: row.open_id,
+    openId: row.open_id ?? '',
+    appId: row.app_id === '' ? null : row.app_id,
+    platform: row.platform,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     touchedAt: row.touched_at,

@@ -20,8 +20,13 @@ export type { Tier }
 export interface Session {
   /** The session's id: `sessionId` of GET /session, `id` of GET /sessions, the events' `sessionId`. */
   readonly id: string
+  /** The person: the same for every identity and app they register from (docs/identities.md). */
   readonly userId: string
+  /** The identity the key was registered with: its openId, app and platform. */
   readonly openId: string
+  /** null: a key from before apps were recorded, whose identity no app has claimed since. */
+  readonly appId: string | null
+  readonly platform: string
   readonly tier: Tier
   /** When the session was registered. */
   readonly createdAt: Date
@@ -52,7 +57,10 @@ function universityLinkOf(
   }
 }
 
+/** Who logged in, as the messenger platform said (messenger/client.ts). */
 export interface MessengerIdentity {
+  platform: string
+  appId: string
   openId: string
   unionId: string | null
   /** The messenger platform's own session key; stored encrypted. */
@@ -156,6 +164,8 @@ export function createSessions(options: SessionsOptions): Sessions {
       id: record.id,
       userId: record.userId,
       openId: record.openId,
+      appId: record.appId,
+      platform: record.platform,
       tier,
       createdAt: new Date(record.createdAt),
       expiresAt: new Date(expiresAt),
@@ -206,11 +216,16 @@ export function createSessions(options: SessionsOptions): Sessions {
       const sessionKey = generateSecret()
       const expiresAt = firstExpiry(rule, now)
       await changes.register({
-        user: {
-          id: newId(),
-          openId: identity.openId,
-          unionId: identity.unionId,
-          messengerSessionKey: cipher.encrypt(identity.sessionKey),
+        login: {
+          userId: newId(),
+          identityId: newId(),
+          login: {
+            platform: identity.platform,
+            appId: identity.appId,
+            openId: identity.openId,
+            unionId: identity.unionId,
+            encryptedSessionKey: cipher.encrypt(identity.sessionKey),
+          },
         },
         session: {
           id: newId(),

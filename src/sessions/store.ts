@@ -43,6 +43,8 @@ export interface SessionVersion {
 export interface NewSessionRow {
   id: string
   userId: string
+  /** The messenger identity it is registered with. */
+  identityId: string
   keyHash: string
   createdAt: number
   expiresAt: number
@@ -139,6 +141,7 @@ export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): Sessi
           sessions.map((session) => ({
             id: session.id,
             user_id: session.userId,
+            identity_id: session.identityId,
             key_hash: session.keyHash,
             created_at: session.createdAt,
             expires_at: session.expiresAt,

@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js'
 import type { IdentityBinding } from '../config.js'
 import type { Database } from '../db/schema.js'
 import type { Cipher } from '../lib/encryption.js'
-import { hashSecret } from '../lib/secrets.js'
+import { hashSecret, newId } from '../lib/secrets.js'
 import type { UniversityIdentity } from './oidc-client.js'
 import type { CallbackRequest, Completion, UniversityProtocol } from './protocol.js'
 import { findOpenAttempt, transitionAttempt } from './store.js'
@@ -51,7 +51,7 @@ export interface Callback {
   handle(input: CallbackInput): Promise<CallbackResult>
 }
 
-/** The value of `users.university_binding`: one identity is the pair of issuer and subject. */
+/** A university identity's `binding`: one identity is the pair of issuer and subject. */
 export function bindingOf(identity: UniversityIdentity): string {
   return hashSecret(`${identity.issuer}\n${identity.subject}`)
 }
@@ -130,6 +130,8 @@ export function createCallback(options: CallbackOptions): Callback {
       link: {
         attemptId: attempt.id,
         userId: attempt.user_id,
+        identityId: newId(),
+        protocol: protocol.id,
         encryptedToken: proved.token === null ? null : options.cipher.encrypt(proved.token),
         identity,
         binding: exclusive ? bindingOf(identity) : null,

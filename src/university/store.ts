@@ -1,4 +1,5 @@
-import type { AttemptStatus, Queryable, UniversityAttemptRow } from '../db/schema.js'
+import { sql } from 'kysely'
+import type { AttemptStatus, IdentityKind, Queryable, UniversityAttemptRow } from '../db/schema.js'
 
 // The one store that writes `registration_codes` and `university_attempts`.
 
@@ -34,18 +35,26 @@ export async function findLiveCode(
 ): Promise<LiveCode | null> {
   const row = await db
     .selectFrom('registration_codes')
-    .innerJoin('users', 'users.id', 'registration_codes.user_id')
-    .select([
+    .select((eb) => [
       'registration_codes.id',
       'registration_codes.user_id',
       'registration_codes.expires_at',
-      'users.open_id',
+      // The seed's `state`: the person's openId, their first identity's (docs/identities.md).
+      eb
+        .selectFrom('identities')
+        .select('identities.subject')
+        .whereRef('identities.user_id', '=', 'registration_codes.user_id')
+        .where('identities.kind', '=', sql.lit<IdentityKind>('messenger'))
+        .orderBy('identities.created_at')
+        .orderBy('identities.id')
+        .limit(1)
+        .as('open_id'),
     ])
     .where('registration_codes.code_hash', '=', codeHash)
     // The seed: valid while "not older than 30 minutes", so still valid at the expiry instant.
     .where('registration_codes.expires_at', '>=', now)
     .executeTakeFirst()
-  return row === undefined
+  return row === undefined || row.open_id === null
     ? null
     : { id: row.id, userId: row.user_id, openId: row.open_id, expiresAt: row.expires_at }
 }
@@ -71,8 +80,8 @@ export async function insertAttempt(
 }
 
 /**
- * The attempt a callback may act on: redirected, unexpired, of the user whose openId is `state`,
- * and — when bound — the one whose cookie the browser brought. Unbound, the newest one.
+ * The attempt a callback may act on: redirected, unexpired, of the person one of whose openIds is
+ * `state`, and — when bound — the one whose cookie the browser brought. Unbound, the newest one.
  */
 export async function findOpenAttempt(
   db: Queryable,
@@ -82,9 +91,13 @@ export async function findOpenAttempt(
 ): Promise<UniversityAttemptRow | null> {
   let query = db
     .selectFrom('university_attempts')
-    .innerJoin('users', 'users.id', 'university_attempts.user_id')
+    .innerJoin('identities', (join) =>
+      join
+        .onRef('identities.user_id', '=', 'university_attempts.user_id')
+        .on('identities.kind', '=', sql.lit<IdentityKind>('messenger')),
+    )
     .selectAll('university_attempts')
-    .where('users.open_id', '=', openId)
+    .where('identities.subject', '=', openId)
     .where('university_attempts.status', '=', 'redirected')
     .where('university_attempts.expires_at', '>', now)
   if (cookieHash !== null) query = query.where('university_attempts.cookie_hash', '=', cookieHash)

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { createSandboxServer, SANDBOX_APP } from '../../src/sandbox/routes.js'
 import { TestClock } from './clock.js'
 import { call, startService, type RunningService, type ServiceOptions } from './service.js'
+import { personRowOrThrow, userIdOf, type PersonRow } from './people.js'
 import { linkIn, startSmtpSink, type SmtpSink } from './smtp-sink.js'
 
 export const CLIENT_ID = 'campusgate-test-client'
@@ -31,10 +32,24 @@ export interface Providers {
   env: Record<string, string>
 }
 
-export async function startProviders(callbackUrl: () => string): Promise<Providers> {
+/**
+ * `messengerApps`: MESSENGER_APP_PLATFORMS, whose apps the providers simulate too, each on its
+ * platform's own API (docs/identities.md).
+ */
+export async function startProviders(
+  callbackUrl: () => string,
+  messengerApps = '',
+): Promise<Providers> {
   const clock = new TestClock(Date.now())
+  const apps = new Map(
+    messengerApps
+      .split(',')
+      .filter((item) => item !== '')
+      .map((item) => item.split(':') as [string, string]),
+  )
   const server = await createSandboxServer({
     messenger: true,
+    messengerApps: apps,
     university: true,
     clientId: CLIENT_ID,
     clientSecret: CLIENT_SECRET,
@@ -48,6 +63,8 @@ export async function startProviders(callbackUrl: () => string): Promise<Provide
     clock,
     env: {
       MESSENGER_API_BASE_URL: `${url}/_sandbox/messenger`,
+      QQ_API_BASE_URL: `${url}/_sandbox/messenger/qq`,
+      DOUYIN_API_BASE_URL: `${url}/_sandbox/messenger/douyin`,
       UNIVERSITY_AUTHORIZE_URL: `${url}/_sandbox/university/authorise`,
       UNIVERSITY_TOKEN_URL: `${url}/_sandbox/university/token`,
       UNIVERSITY_USERINFO_URL: `${url}/_sandbox/university/user/data`,
@@ -63,7 +80,7 @@ export async function startStack(
 ): Promise<Stack> {
   const smtp = await startSmtpSink()
   let callbackUrl = 'http://127.0.0.1:1/authorize/university/callback'
-  const providers = await startProviders(() => callbackUrl)
+  const providers = await startProviders(() => callbackUrl, env.MESSENGER_APP_PLATFORMS)
   // Many tests mail one address for many users; the caps have tests of their own.
   const uncapped = { MAIL_LIMIT_PER_USER: '1000', MAIL_LIMIT_PER_RECIPIENT: '1000' }
   const service = await startService(
@@ -113,6 +130,39 @@ export async function registerMessenger(
   })
   assert.equal(response.status, 200, response.text)
   return { sessionKey: response.body.sessionKey as string, openId: login.openId }
+}
+
+/**
+ * Tier 1 from any simulated app (MESSENGER_APP_PLATFORMS): a login code of `appId` for `openId`,
+ * with `unionId` (undefined: derived from the openId; null: none), registered with the app's own
+ * secret. The answer as campusgate gave it.
+ */
+export async function registerFromApp(
+  stack: Stack,
+  login: { appId: string; openId?: string; unionId?: string | null; userAgent?: string },
+): Promise<{ status: number; sessionKey: string; openId: string; body: Record<string, unknown> }> {
+  const minted = await fetch(`${stack.providersUrl}/_sandbox/messenger/login-codes`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      appId: login.appId,
+      ...(login.openId === undefined ? {} : { openId: login.openId }),
+      ...(login.unionId === undefined ? {} : { unionId: login.unionId }),
+    }),
+  })
+  assert.equal(minted.status, 200, await minted.clone().text())
+  const code = (await minted.json()) as { code: string; openId: string; appSecret: string }
+  const response = await call(`${stack.service.url}/register/messenger`, {
+    method: 'POST',
+    ...(login.userAgent === undefined ? {} : { headers: { 'user-agent': login.userAgent } }),
+    json: { appId: login.appId, appSecret: code.appSecret, code: code.code },
+  })
+  return {
+    status: response.status,
+    sessionKey: String(response.body.sessionKey),
+    openId: code.openId,
+    body: response.body,
+  }
 }
 
 /** POST /logout with the session's key: the session ends. */
@@ -253,23 +303,19 @@ export function parseSetCookie(header: string): {
 
 /** The statuses of a user's university attempts, oldest first. */
 export async function attemptStatusesOf(stack: Stack, openId: string): Promise<string[]> {
-  const rows = await stack.service.db.kysely
+  const db = stack.service.db.kysely
+  const rows = await db
     .selectFrom('university_attempts')
-    .innerJoin('users', 'users.id', 'university_attempts.user_id')
     .select('university_attempts.status')
-    .where('users.open_id', '=', openId)
+    .where('university_attempts.user_id', '=', await userIdOf(db, openId))
     .orderBy('university_attempts.created_at')
     .execute()
   return rows.map((row) => row.status)
 }
 
-/** The user's row, by messenger openId. */
-export async function userRowOf(stack: Stack, openId: string) {
-  return stack.service.db.kysely
-    .selectFrom('users')
-    .selectAll()
-    .where('open_id', '=', openId)
-    .executeTakeFirstOrThrow()
+/** The person as one row (people.ts), by one of their messenger openIds. */
+export async function userRowOf(stack: Stack, openId: string): Promise<PersonRow> {
+  return personRowOrThrow(stack.service.db.kysely, openId)
 }
 
 /** The callback URL the provider produced, with some of its query parameters replaced or removed. */

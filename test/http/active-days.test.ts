@@ -76,9 +76,9 @@ describe('active users per day: a user counts once on each UTC day it used its k
     const session = () =>
       db()
         .selectFrom('sessions')
-        .innerJoin('users', 'users.id', 'sessions.user_id')
+        .innerJoin('identities', 'identities.user_id', 'sessions.user_id')
         .select(['sessions.touched_at', 'sessions.expires_at'])
-        .where('users.open_id', '=', openId)
+        .where('identities.subject', '=', openId)
         .executeTakeFirstOrThrow()
     const registered = await session()
     clock.advance(100 * SECOND)

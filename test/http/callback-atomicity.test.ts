@@ -63,9 +63,9 @@ describe('the tier-2 callback writes its outcome and its audit event in one tran
   async function eventsOf(openId: string, type: string): Promise<number> {
     const rows = await db()
       .selectFrom('audit_events')
-      .innerJoin('users', 'users.id', 'audit_events.user_id')
+      .innerJoin('identities', 'identities.user_id', 'audit_events.user_id')
       .select('audit_events.id')
-      .where('users.open_id', '=', openId)
+      .where('identities.subject', '=', openId)
       .where('audit_events.type', '=', type as never)
       .execute()
     return rows.length

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { personRowOrThrow } from '../helpers/people.js'
 import { after, before, describe, it } from 'node:test'
 import { call, WITHOUT_ADDRESS_LIMITS } from '../helpers/service.js'
 import { TEST_DIALECT } from '../helpers/database.js'
@@ -27,12 +28,19 @@ describe('contention: requests racing on one user (issue 19)', () => {
 
   async function userRows(openId: string) {
     const db = stack.service.db.kysely
-    const users = await db.selectFrom('users').selectAll().where('open_id', '=', openId).execute()
-    const ids = users.map((user) => user.id)
+    const ids = await db
+      .selectFrom('identities')
+      .select('user_id')
+      .where('subject', '=', openId)
+      .execute()
+      .then((rows) => rows.map((row) => row.user_id))
     const count = async (table: 'sessions' | 'registration_codes' | 'university_attempts') =>
       ids.length === 0
         ? 0
         : (await db.selectFrom(table).select('id').where('user_id', 'in', ids).execute()).length
+    const users = await Promise.all(
+      ids.map((id) => personRowOrThrow(db, openId).then((row) => ({ ...row, id }))),
+    )
     return {
       users,
       sessions: await count('sessions'),

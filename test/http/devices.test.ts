@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { sql } from 'kysely'
 import { after, before, describe, it } from 'node:test'
 import { createDb } from '../../src/db/database.js'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
@@ -272,6 +273,12 @@ describe('sessions per device', () => {
       ...authorized(phone.sessionKey),
     })
     assert.deepEqual([bad.status, bad.body], [400, { error: '@bad-request/invalid-value' }])
+    // Issue 63: `scope` given twice is an invalid value too, a code the OpenAPI document lists.
+    const twice = await call(url('/logout?scope=all&scope=all'), {
+      method: 'POST',
+      ...authorized(phone.sessionKey),
+    })
+    assert.deepEqual([twice.status, twice.body], [400, { error: '@bad-request/invalid-value' }])
     assert.equal((await sessionOf(stack, phone.sessionKey)).status, 200)
 
     const all = await call(url('/logout?scope=all'), {
@@ -377,12 +384,11 @@ describe('migration 0013 (sessions per device)', () => {
     const database = await freshDatabase()
     const db = createDb(database.url, { poolSize: 2 })
     try {
-      await migrateToLatest(db)
+      // The schema as it stood before identities (migration 0015), which this way back needs.
+      await migrateTo(db, '0014_console_roles')
       const now = Date.parse('2026-01-01T00:00:00Z')
-      await db.kysely
-        .insertInto('users')
-        .values({ id: 'u-two', open_id: 'open-two', created_at: now, updated_at: now })
-        .execute()
+      await sql`INSERT INTO users (id, open_id, created_at, updated_at)
+        VALUES ('u-two', 'open-two', ${now}, ${now})`.execute(db.kysely)
       for (const [id, touchedAt] of [
         ['s-older', now],
         ['s-newer', now + 60_000],
@@ -420,10 +426,8 @@ describe('migration 0013 (sessions per device)', () => {
       await migrateTo(db, '0012_sessions_expiry_floor')
       const key = generateSecret()
       const now = Date.parse('2026-01-01T00:00:00Z')
-      await db.kysely
-        .insertInto('users')
-        .values({ id: 'u-old', open_id: 'open-old', created_at: now, updated_at: now })
-        .execute()
+      await sql`INSERT INTO users (id, open_id, created_at, updated_at)
+        VALUES ('u-old', 'open-old', ${now}, ${now})`.execute(db.kysely)
       await db.kysely
         .insertInto('sessions')
         .values({

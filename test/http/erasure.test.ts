@@ -21,9 +21,9 @@ describe("DELETE /user: erasure on the user's request", () => {
   const rowsFor = async (openId: string) => {
     const db = stack.service.db.kysely
     const user = await db
-      .selectFrom('users')
-      .select('id')
-      .where('open_id', '=', openId)
+      .selectFrom('identities')
+      .select('user_id as id')
+      .where('subject', '=', openId)
       .executeTakeFirst()
     return user
   }

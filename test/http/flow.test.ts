@@ -29,7 +29,7 @@ describe('the whole flow, tier 1 to tier 2 to logout', () => {
     assert.equal(tier1.headers.get('content-type'), MEDIA_TYPE)
     assert.deepEqual(
       Object.keys(tier1.body).sort(),
-      ['expiresAt', 'openId', 'sessionId', 'tier'],
+      ['appId', 'expiresAt', 'openId', 'platform', 'sessionId', 'tier'],
       tier1.text,
     )
     assert.equal(tier1.body.openId, user.openId)

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { personRowOrThrow } from '../helpers/people.js'
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { resolve } from 'node:path'
@@ -146,7 +147,8 @@ describe('campusgate import-original', async () => {
   async function snapshot(): Promise<unknown> {
     const db = stack.service.db.kysely
     return {
-      users: await db.selectFrom('users').selectAll().orderBy('open_id').execute(),
+      users: await db.selectFrom('users').selectAll().orderBy('id').execute(),
+      identities: await db.selectFrom('identities').selectAll().orderBy('id').execute(),
       sessions: await db.selectFrom('sessions').selectAll().orderBy('key_hash').execute(),
     }
   }
@@ -297,9 +299,9 @@ describe('campusgate import-original', async () => {
     }
     for (const openId of ['oExpired', 'oLoggedOut', 'oSharedB', 'oShortKey', 'oNotHex', '']) {
       const found = await stack.service.db.kysely
-        .selectFrom('users')
-        .select('id')
-        .where('open_id', '=', openId)
+        .selectFrom('identities')
+        .select('user_id as id')
+        .where('subject', '=', openId)
         .executeTakeFirst()
       assert.equal(found, undefined, `no user ${JSON.stringify(openId)}, not even half of one`)
     }
@@ -310,11 +312,7 @@ describe('campusgate import-original', async () => {
 
   it('stores the messenger session key encrypted and the session key hashed, as for every user', async () => {
     const db = stack.service.db.kysely
-    const user = await db
-      .selectFrom('users')
-      .selectAll()
-      .where('open_id', '=', live.openId)
-      .executeTakeFirstOrThrow()
+    const user = await personRowOrThrow(db, live.openId)
     assert.notEqual(user.messenger_session_key, `wx-${live.openId}`)
     const cipher = createCipher([Buffer.from(ENCRYPTION_KEY, 'base64')])
     assert.equal(cipher.decrypt(user.messenger_session_key!), `wx-${live.openId}`)
@@ -457,9 +455,9 @@ describe('campusgate import-original', async () => {
     }
     const events = await stack.service.db.kysely
       .selectFrom('webhook_events')
-      .innerJoin('users', 'users.id', 'webhook_events.user_id')
+      .innerJoin('identities', 'identities.user_id', 'webhook_events.user_id')
       .select(['webhook_events.type', 'webhook_events.body'])
-      .where('users.open_id', '=', newcomer.openId)
+      .where('identities.subject', '=', newcomer.openId)
       .orderBy('webhook_events.seq')
       .execute()
     assert.deepEqual(

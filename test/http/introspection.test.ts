@@ -66,9 +66,9 @@ describe('POST /introspect (RFC 7662) for the backends of BACKEND_CREDENTIALS', 
     assert.equal(answer.headers.get('cache-control'), 'no-store')
     const session = (await sessionOf(stack, sessionKey)).body
     const user = await stack.service.db.kysely
-      .selectFrom('users')
-      .select('id')
-      .where('open_id', '=', openId)
+      .selectFrom('identities')
+      .select('user_id as id')
+      .where('subject', '=', openId)
       .executeTakeFirstOrThrow()
     const row = await stack.service.db.kysely
       .selectFrom('sessions')
@@ -79,6 +79,8 @@ describe('POST /introspect (RFC 7662) for the backends of BACKEND_CREDENTIALS', 
       active: true,
       sub: user.id,
       openId,
+      appId: 'wx-sandbox-app',
+      platform: 'wechat',
       tier: 'messenger-registered',
       sid: row.id,
       exp: Math.floor(Date.parse(session.expiresAt) / 1000),

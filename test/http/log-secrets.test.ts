@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { SANDBOX_APP } from '../../src/sandbox/messenger.js'
+import { userIdOf } from '../helpers/people.js'
 import { cipherFor } from '../../src/secrets-at-rest.js'
 import { ERROR_LEVEL, errorLines, logLines } from '../helpers/logs.js'
 import { OIDC_CLIENT_SECRET } from '../helpers/oidc-provider.js'
@@ -158,9 +159,9 @@ describe('no secret in the logs of a full flow with adversarial inputs (issue 15
     const sessionKey = registered.body.sessionKey as string
     secrets.push(sessionKey)
     const user = await stack.service.db.kysely
-      .selectFrom('users')
-      .selectAll()
-      .where('open_id', '=', login.openId)
+      .selectFrom('identities')
+      .select('secret as messenger_session_key')
+      .where('subject', '=', login.openId)
       .executeTakeFirstOrThrow()
     const messengerSessionKey = cipher.decrypt(user.messenger_session_key!)
     secrets.push(messengerSessionKey)
@@ -246,9 +247,10 @@ describe('no secret in the logs of a full flow with adversarial inputs (issue 15
     assert.equal(done.status, 200)
     assert.match(await done.text(), /linked/i)
     const linked = await stack.service.db.kysely
-      .selectFrom('users')
-      .select('university_token')
-      .where('open_id', '=', login.openId)
+      .selectFrom('identities')
+      .select('secret as university_token')
+      .where('kind', '=', 'university')
+      .where('user_id', '=', await userIdOf(stack.service.db.kysely, login.openId))
       .executeTakeFirstOrThrow()
     const token = cipher.decrypt(linked.university_token!)
     assert.match(token, /^uclapi-sandbox-/)
@@ -315,10 +317,10 @@ describe('no secret in the logs of an OpenID Connect round trip (issue 15)', () 
       })
       await replay.arrayBuffer()
       const row = await stack.service.db.kysely
-        .selectFrom('users')
-        .select(['university_token', 'messenger_session_key'])
-        .where('open_id', '=', user.openId)
-        .executeTakeFirstOrThrow()
+        .selectFrom('identities')
+        .select('secret')
+        .where('user_id', '=', await userIdOf(stack.service.db.kysely, user.openId))
+        .execute()
       const { cipher } = cipherFor(stack.service.config)
       const secrets = [
         OIDC_CLIENT_SECRET,
@@ -327,8 +329,7 @@ describe('no secret in the logs of an OpenID Connect round trip (issue 15)', () 
         user.link,
         cookieValue,
         providerCode,
-        cipher.decrypt(row.messenger_session_key!),
-        cipher.decrypt(row.university_token!),
+        ...row.map((identity) => cipher.decrypt(identity.secret!)),
       ]
       assertClean(stack.service, secrets)
     } finally {

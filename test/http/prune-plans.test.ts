@@ -90,12 +90,7 @@ describe('the pruner reads expired and aged sessions by index', () => {
 
   it('gives the expired first, then the aged, each once and no more than asked', async () => {
     const now = 10_000
-    const users = ['a', 'b', 'c', 'd'].map((id) => ({
-      id,
-      open_id: `o-${id}`,
-      created_at: 1,
-      updated_at: 1,
-    }))
+    const users = ['a', 'b', 'c', 'd'].map((id) => ({ id, created_at: 1, updated_at: 1 }))
     await db.kysely.insertInto('users').values(users).execute()
     await db.kysely
       .insertInto('sessions')
@@ -152,7 +147,7 @@ describe('the pruner reads expired and aged sessions by index', () => {
     const now = 100_000
     await db.kysely
       .insertInto('users')
-      .values(['e', 'f'].map((id) => ({ id, open_id: `o-${id}`, created_at: 1, updated_at: 1 })))
+      .values(['e', 'f'].map((id) => ({ id, created_at: 1, updated_at: 1 })))
       .execute()
     await db.kysely
       .insertInto('sessions')

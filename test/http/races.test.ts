@@ -41,9 +41,9 @@ describe('concurrency', () => {
       codes.map(() => 200),
     )
     const users = await db()
-      .selectFrom('users')
-      .select('id')
-      .where('open_id', '=', openId)
+      .selectFrom('identities')
+      .select('user_id as id')
+      .where('subject', '=', openId)
       .execute()
     assert.equal(users.length, 1)
     const sessions = await db()
@@ -81,9 +81,9 @@ describe('concurrency', () => {
     assert.equal((await sessionOf(stack, sessionKey)).status, 401)
     const left = await db()
       .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .innerJoin('identities', 'identities.user_id', 'sessions.user_id')
       .select('sessions.id')
-      .where('users.open_id', '=', openId)
+      .where('identities.subject', '=', openId)
       .execute()
     assert.deepEqual(left, [])
   })
@@ -106,9 +106,9 @@ describe('concurrency', () => {
     )
     const attempts = await db()
       .selectFrom('university_attempts')
-      .innerJoin('users', 'users.id', 'university_attempts.user_id')
+      .innerJoin('identities', 'identities.user_id', 'university_attempts.user_id')
       .select('university_attempts.status')
-      .where('users.open_id', '=', user.openId)
+      .where('identities.subject', '=', user.openId)
       .execute()
     assert.deepEqual(
       attempts.map((a) => a.status),
@@ -122,9 +122,9 @@ describe('concurrency', () => {
     const attemptId = (
       await db()
         .selectFrom('university_attempts')
-        .innerJoin('users', 'users.id', 'university_attempts.user_id')
+        .innerJoin('identities', 'identities.user_id', 'university_attempts.user_id')
         .select('university_attempts.id')
-        .where('users.open_id', '=', user.openId)
+        .where('identities.subject', '=', user.openId)
         .executeTakeFirstOrThrow()
     ).id
     assert.equal(linkedEvents.filter((line) => line.includes(attemptId)).length, 1)

@@ -153,9 +153,9 @@ describe('POST /register/messenger', () => {
     }
     const sessions = await stack.service.db.kysely
       .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .innerJoin('identities', 'identities.user_id', 'sessions.user_id')
       .select('sessions.id')
-      .where('users.open_id', '=', first.openId)
+      .where('identities.subject', '=', first.openId)
       .execute()
     assert.equal(sessions.length, 2)
   })

@@ -58,11 +58,9 @@ describe('secrets at rest (issue 15)', () => {
     secrets.push(opened.cookie.split('=')[1], openedB.cookie.split('=')[1])
     // What the service keeps encrypted, read back through its own key.
     const { cipher } = cipherFor(stack.service.config)
-    const users = await stack.service.db.kysely.selectFrom('users').selectAll().execute()
-    for (const user of users) {
-      for (const sealed of [user.messenger_session_key, user.university_token]) {
-        if (sealed !== null) secrets.push(cipher.decrypt(sealed))
-      }
+    const identities = await stack.service.db.kysely.selectFrom('identities').selectAll().execute()
+    for (const identity of identities) {
+      if (identity.secret !== null) secrets.push(cipher.decrypt(identity.secret))
     }
     assert.ok(secrets.length >= 10)
     assert.ok(

@@ -35,16 +35,16 @@ describe('SESSION_MAX_AGE: a session ends that long after its registration howev
   const sessionRow = (target: Stack, openId: string) =>
     target.service.db.kysely
       .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .innerJoin('identities', 'identities.user_id', 'sessions.user_id')
       .select(['sessions.expires_at'])
-      .where('users.open_id', '=', openId)
+      .where('identities.subject', '=', openId)
       .executeTakeFirst()
   const expiryEvents = (target: Stack, openId: string) =>
     target.service.db.kysely
       .selectFrom('audit_events')
-      .innerJoin('users', 'users.id', 'audit_events.user_id')
+      .innerJoin('identities', 'identities.user_id', 'audit_events.user_id')
       .select(['audit_events.actor'])
-      .where('users.open_id', '=', openId)
+      .where('identities.subject', '=', openId)
       .where('audit_events.type', '=', 'expiry')
       .execute()
 
@@ -121,7 +121,13 @@ describe('SESSION_MAX_AGE: a session ends that long after its registration howev
     })
     const registeredAt = clock.now().getTime()
     const registered = await before.sessions.register(
-      { openId: 'o-registered-before-the-cap', unionId: null, sessionKey: 'messenger-key' },
+      {
+        platform: 'wechat',
+        appId: 'wx-sandbox-app',
+        openId: 'o-registered-before-the-cap',
+        unionId: null,
+        sessionKey: 'messenger-key',
+      },
       { actor: 'api', ip: '127.0.0.1' },
     )
     await before.close()
@@ -147,7 +153,13 @@ describe('SESSION_MAX_AGE: a session ends that long after its registration howev
       log: short.service.app.log,
     })
     await before.sessions.register(
-      { openId: 'o-pruned-past-the-cap', unionId: null, sessionKey: 'messenger-key' },
+      {
+        platform: 'wechat',
+        appId: 'wx-sandbox-app',
+        openId: 'o-pruned-past-the-cap',
+        unionId: null,
+        sessionKey: 'messenger-key',
+      },
       { actor: 'api', ip: '127.0.0.1' },
     )
     await before.close()

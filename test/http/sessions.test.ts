@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { userIdOf } from '../helpers/people.js'
 import { after, before, describe, it } from 'node:test'
 import { inTransaction } from '../../src/db/transaction.js'
 import { call, MEDIA_TYPE } from '../helpers/service.js'
@@ -42,9 +43,9 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
   const sessionRow = (openId: string) =>
     db()
       .selectFrom('sessions')
-      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .innerJoin('identities', 'identities.user_id', 'sessions.user_id')
       .select(['sessions.expires_at', 'sessions.touched_at'])
-      .where('users.open_id', '=', openId)
+      .where('identities.subject', '=', openId)
       .executeTakeFirst()
 
   it('GET /session tells who a key belongs to', async () => {
@@ -56,6 +57,8 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
     assert.deepEqual(response.body, {
       sessionId: response.body.sessionId as string,
       openId,
+      appId: 'wx-sandbox-app',
+      platform: 'wechat',
       tier: 'messenger-registered',
       expiresAt: new Date(stack.service.clock.now().getTime() + 10 * MINUTE).toISOString(),
     })
@@ -222,16 +225,13 @@ describe('sessions: validity, sliding extension, expiry and logout', () => {
   it('writes a touch that falls due while a transaction is open once that transaction has ended', async () => {
     const { sessionKey, openId } = await registerMessenger(stack)
     const other = await registerMessenger(stack)
+    const otherId = await userIdOf(db(), other.openId)
     let opened!: () => void
     const isOpen = new Promise<void>((resolve) => (opened = resolve))
     let finish!: () => void
     const finished = new Promise<void>((resolve) => (finish = resolve))
     const transaction = inTransaction(db(), async (trx) => {
-      await trx
-        .updateTable('users')
-        .set({ updated_at: 1 })
-        .where('open_id', '=', other.openId)
-        .execute()
+      await trx.updateTable('users').set({ updated_at: 1 }).where('id', '=', otherId).execute()
       opened()
       await finished
     })

@@ -64,10 +64,10 @@ describe('the process stopped with SIGTERM', () => {
       try {
         const sessions = await db.kysely
           .selectFrom('sessions')
-          .innerJoin('users', 'users.id', 'sessions.user_id')
-          .select('users.open_id')
+          .innerJoin('identities', 'identities.user_id', 'sessions.user_id')
+          .select('identities.subject')
           .execute()
-        assert.deepEqual(sessions, [{ open_id: 'o-hold-in-flight' }])
+        assert.deepEqual(sessions, [{ subject: 'o-hold-in-flight' }])
       } finally {
         await db.kysely.destroy()
       }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { insertPerson, userIdOf } from '../helpers/people.js'
 import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
@@ -103,15 +104,13 @@ describe('precompiled queries and statement caches', () => {
     db = createDb(database.url, { poolSize: 2 })
     await migrateToLatest(db)
     const now = 1_000
-    await db.kysely
-      .insertInto('users')
-      .values({ id: 'u1', open_id: 'o1', created_at: now, updated_at: now })
-      .execute()
+    await insertPerson(db.kysely, { id: 'u1', openId: 'o1', createdAt: now })
     await db.kysely
       .insertInto('sessions')
       .values({
         id: 's1',
         user_id: 'u1',
+        identity_id: 'u1-identity',
         key_hash: 'h1',
         created_at: now,
         expires_at: 5_000,
@@ -130,6 +129,8 @@ describe('precompiled queries and statement caches', () => {
     id: 's1',
     userId: 'u1',
     openId: 'o1',
+    appId: null,
+    platform: 'wechat',
     createdAt: 1_000,
     expiresAt: 5_000,
     touchedAt: 1_000,
@@ -152,15 +153,13 @@ describe('precompiled queries and statement caches', () => {
 
   it('PostgreSQL: the key checks of one turn are one query, each answered with its own row', async (t) => {
     if (db.dialect !== 'postgres') return t.skip('PostgreSQL only')
-    await db.kysely
-      .insertInto('users')
-      .values({ id: 'u2', open_id: 'o2', created_at: 1_000, updated_at: 1_000 })
-      .execute()
+    await insertPerson(db.kysely, { id: 'u2', openId: 'o2', createdAt: 1_000 })
     await db.kysely
       .insertInto('sessions')
       .values({
         id: 's2',
         user_id: 'u2',
+        identity_id: 'u2-identity',
         key_hash: 'h2',
         created_at: 1_000,
         expires_at: 6_000,
@@ -230,6 +229,7 @@ describe('precompiled queries and statement caches', () => {
         ids.map((id) => ({
           id,
           user_id: 'u1',
+          identity_id: 'u1-identity',
           key_hash: `key-${id}`,
           created_at: 1_000,
           expires_at: 5_000,
@@ -351,14 +351,14 @@ describe('precompiled queries and statement caches', () => {
     let builds = 0
     const userById = precompiled((kysely, id: string) => {
       builds += 1
-      return kysely.selectFrom('users').select('open_id').where('id', '=', id)
+      return kysely.selectFrom('users').select('created_at').where('id', '=', id)
     }, 1)
     for (let round = 0; round < 3; round += 1) {
       await inTransaction(db.kysely, async (trx) => {
-        assert.equal((await userById(trx, 'u1')).rows[0]?.open_id, 'o1')
+        assert.equal((await userById(trx, 'u1')).rows[0]?.created_at, 1_000)
       })
     }
-    assert.equal((await userById(db.kysely, 'u1')).rows[0]?.open_id, 'o1')
+    assert.equal((await userById(db.kysely, 'u1')).rows[0]?.created_at, 1_000)
     assert.equal(builds, 1)
   })
 
@@ -469,7 +469,11 @@ describe('the key check while a write transaction is open', () => {
     // A transaction holds the write connection (on SQLite, Kysely's only one) while the key is
     // checked; the check must not queue behind it. The race only ends a deadlock as a failure.
     const answered = await stack.service.db.kysely.transaction().execute(async (trx) => {
-      await trx.updateTable('users').set({ updated_at: 1 }).where('open_id', '=', openId).execute()
+      await trx
+        .updateTable('users')
+        .set({ updated_at: 1 })
+        .where('id', '=', await userIdOf(trx, openId))
+        .execute()
       await trx.deleteFrom('sessions').where('key_hash', '=', hashSecret(sessionKey)).execute()
       const response = await Promise.race([
         check(),

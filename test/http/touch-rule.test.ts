@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { insertPerson } from '../helpers/people.js'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { generateSecret, hashSecret } from '../../src/lib/secrets.js'
@@ -108,20 +109,17 @@ for (const { env, rule } of RULES) {
       const sessionId = `touch-session-${serial}`
       const key = generateSecret()
       const db = service.db.kysely
-      await db
-        .insertInto('users')
-        .values({
-          id: userId,
-          open_id: `touch-open-${serial}`,
-          created_at: state.createdAt,
-          updated_at: state.createdAt,
-        })
-        .execute()
+      const { identityId } = await insertPerson(db, {
+        id: userId,
+        openId: `touch-open-${serial}`,
+        createdAt: state.createdAt,
+      })
       await db
         .insertInto('sessions')
         .values({
           id: sessionId,
           user_id: userId,
+          identity_id: identityId,
           key_hash: hashSecret(key),
           created_at: state.createdAt,
           expires_at: state.expiresAt,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { personRowOrThrow } from '../helpers/people.js'
 import { after, before, describe, it } from 'node:test'
 import { createHash } from 'node:crypto'
 import { Ajv2020 } from 'ajv/dist/2020.js'
@@ -72,11 +73,15 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
     assert.equal(typeof created.data.userId, 'string')
     assert.deepEqual(created.data, { userId: created.data.userId, openId: user.openId })
     assert.deepEqual(Object.keys(started.data).sort(), [
+      'appId',
       'expiresAt',
       'openId',
+      'platform',
       'sessionId',
       'userId',
     ])
+    assert.equal(started.data.appId, 'wx-sandbox-app')
+    assert.equal(started.data.platform, 'wechat')
     assert.equal(started.data.userId, created.data.userId)
     assert.equal(started.data.expiresAt, session.body.expiresAt)
     assert.equal(created.timestamp, stack.service.clock.now().toISOString())
@@ -227,11 +232,7 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
       return answer.body.sessionKey as string
     }
     const sessionKey = await register(login.code)
-    const user = await stack.service.db.kysely
-      .selectFrom('users')
-      .selectAll()
-      .where('open_id', '=', login.openId)
-      .executeTakeFirstOrThrow()
+    const user = await personRowOrThrow(stack.service.db.kysely, login.openId)
     secrets.push(login.code, sessionKey, cipher.decrypt(user.messenger_session_key!))
 
     const email = 'no-secrets-typed@example.edu'
@@ -243,11 +244,7 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
     const callback = await decideAtProvider(stack, login.openId, 'allow')
     secrets.push(new URL(callback).searchParams.get('code')!)
     assert.equal((await followCallback(callback, opened.cookie)).status, 200)
-    const linked = await stack.service.db.kysely
-      .selectFrom('users')
-      .select('university_token')
-      .where('open_id', '=', login.openId)
-      .executeTakeFirstOrThrow()
+    const linked = await personRowOrThrow(stack.service.db.kysely, login.openId)
     secrets.push(cipher.decrypt(linked.university_token!))
 
     const again = await mintLoginCode(stack, login.openId)

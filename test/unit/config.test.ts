@@ -100,7 +100,15 @@ describe('loadConfig', () => {
     assert.equal(config.database.url, 'sqlite:./data/campusgate.db')
     assert.deepEqual(config.sandbox, { messenger: true, university: true })
     assert.equal(config.server.publicBaseUrl, 'http://127.0.0.1:3000')
-    assert.equal(config.messenger.apiBaseUrl, 'http://127.0.0.1:3000/_sandbox/messenger')
+    assert.deepEqual(
+      config.messenger.apiBaseUrls,
+      new Map([
+        ['wechat', 'http://127.0.0.1:3000/_sandbox/messenger'],
+        ['qq', 'http://127.0.0.1:3000/_sandbox/messenger/qq'],
+        ['douyin', 'http://127.0.0.1:3000/_sandbox/messenger/douyin'],
+      ]),
+    )
+    assert.equal(config.messenger.linkByUnionId, true)
     assert.equal(config.sessions.ttlMs, 30 * 86_400_000)
     assert.equal(config.sessions.touchIntervalMs, 60_000)
     assert.equal(config.sessions.registrationCodeTtlMs, 30 * 60_000)
@@ -278,7 +286,14 @@ describe('loadConfig', () => {
   it('never runs the sandbox in production', () => {
     const config = loadConfig(PRODUCTION)
     assert.deepEqual(config.sandbox, { messenger: false, university: false })
-    assert.equal(config.messenger.apiBaseUrl, 'https://api.weixin.qq.com')
+    assert.deepEqual(
+      config.messenger.apiBaseUrls,
+      new Map([
+        ['wechat', 'https://api.weixin.qq.com'],
+        ['qq', 'https://api.q.qq.com'],
+        ['douyin', 'https://developer.toutiao.com'],
+      ]),
+    )
   })
 })
 

@@ -16,10 +16,7 @@ describe('grouped commits', () => {
   let outside: SQLite.Database
   const committedUsers = (): string[] => file.committedUsers()
   const addUser = (id: string) => async (trx: Transaction<Database>) => {
-    await trx
-      .insertInto('users')
-      .values({ id, open_id: `open-${id}`, created_at: 1, updated_at: 1 })
-      .execute()
+    await trx.insertInto('users').values({ id, created_at: 1, updated_at: 1 }).execute()
     return id
   }
 

@@ -10,7 +10,7 @@ describe('the SQLite writer (Db.writer)', () => {
   let file: SqliteFile
   let db: SqliteDb
   const committed = (): string[] => file.committedUsers()
-  const insertUser = 'insert into users (id, open_id, created_at, updated_at) values (?, ?, 1, 1)'
+  const insertUser = 'insert into users (id, created_at, updated_at) values (?, 1, 1)'
 
   before(async () => {
     file = await sqliteFile()
@@ -21,8 +21,8 @@ describe('the SQLite writer (Db.writer)', () => {
   it('runs the statements as one transaction and commits it before returning', () => {
     const changes: number[] = []
     const ran = db.writer.transaction((run) => {
-      changes.push(run(insertUser, ['a1', 'open-a1']))
-      changes.push(run(insertUser, ['a2', 'open-a2']))
+      changes.push(run(insertUser, ['a1']))
+      changes.push(run(insertUser, ['a2']))
       changes.push(run("update users set updated_at = 2 where id = 'nobody'", []))
     })
     assert.equal(ran, true)
@@ -34,14 +34,14 @@ describe('the SQLite writer (Db.writer)', () => {
     assert.throws(
       () =>
         db.writer.transaction((run) => {
-          run(insertUser, ['b1', 'open-b1'])
-          run(insertUser, ['a1', 'open-again'])
+          run(insertUser, ['b1'])
+          run(insertUser, ['a1'])
         }),
       /UNIQUE/,
     )
     assert.deepEqual(committed(), ['a1', 'a2'])
     assert.equal(
-      db.writer.transaction((run) => void run(insertUser, ['b2', 'open-b2'])),
+      db.writer.transaction((run) => void run(insertUser, ['b2'])),
       true,
     )
     assert.deepEqual(committed(), ['a1', 'a2', 'b2'])
@@ -50,15 +50,9 @@ describe('the SQLite writer (Db.writer)', () => {
   it('runs nothing while a Kysely transaction is open, and leaves that transaction alone', async () => {
     let during: boolean | undefined
     await inTransaction(db.kysely, async (trx) => {
-      await trx
-        .insertInto('users')
-        .values({ id: 'c1', open_id: 'open-c1', created_at: 1, updated_at: 1 })
-        .execute()
-      during = db.writer.transaction((run) => void run(insertUser, ['c2', 'open-c2']))
-      await trx
-        .insertInto('users')
-        .values({ id: 'c3', open_id: 'open-c3', created_at: 1, updated_at: 1 })
-        .execute()
+      await trx.insertInto('users').values({ id: 'c1', created_at: 1, updated_at: 1 }).execute()
+      during = db.writer.transaction((run) => void run(insertUser, ['c2']))
+      await trx.insertInto('users').values({ id: 'c3', created_at: 1, updated_at: 1 }).execute()
     })
     assert.equal(during, false)
     assert.deepEqual(committed(), ['a1', 'a2', 'b2', 'c1', 'c3'])

@@ -415,9 +415,9 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       assert.deepEqual(paths(), ['POST /register/messenger', 'GET /session', 'DELETE /user'])
       assert.equal(await statusOf(key), 401)
       const row = await service.db.kysely
-        .selectFrom('users')
-        .select('id')
-        .where('open_id', '=', openId)
+        .selectFrom('identities')
+        .select('user_id')
+        .where('subject', '=', openId)
         .executeTakeFirst()
       assert.equal(row, undefined)
     })

@@ -72,10 +72,32 @@ describe('campusgate-node guards in front of the running campusgate', () => {
       assert.deepEqual(response.body, { openId, tier: 'messenger-registered' })
     }
     // Linked at campusgate (as its callback does), the same key opens the tier-2 route.
-    await service.db.kysely
-      .updateTable('users')
-      .set({ university_linked_at: service.clock.now().getTime() })
-      .where('open_id', '=', openId)
+    const db = service.db.kysely
+    const { user_id: userId } = await db
+      .selectFrom('identities')
+      .select('user_id')
+      .where('subject', '=', openId)
+      .executeTakeFirstOrThrow()
+    const now = service.clock.now().getTime()
+    await db
+      .insertInto('identities')
+      .values({
+        id: `${userId}-university`,
+        user_id: userId,
+        kind: 'university',
+        provider: 'uclapi',
+        realm: '',
+        subject: null,
+        union_id: null,
+        secret: null,
+        email: null,
+        name: null,
+        is_student: null,
+        linked_at: now,
+        binding: null,
+        created_at: now,
+        updated_at: now,
+      })
       .execute()
     for (const backend of backends) {
       const response = await call(`${backend.url}/forum`, { headers: { authorization: key } })
