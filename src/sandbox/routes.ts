@@ -8,6 +8,7 @@ import { readAsset } from '../lib/assets.js'
 import { escapeHtml, htmlPage } from '../lib/html.js'
 import type { Catalogue, Locale } from '../lib/locale.js'
 import { mailboxRoutes, type SandboxMailbox } from './mailbox.js'
+import { casRoutes } from './cas.js'
 import { oidcRoutes } from './oidc.js'
 import { playground } from './playground.js'
 import { universityRoutes } from './university.js'
@@ -19,8 +20,8 @@ export interface SandboxOptions {
   messenger: boolean
   /** Serve the simulated identity provider. */
   university: boolean
-  /** Which protocol it speaks: the UCL-API round trip (default) or OpenID Connect. */
-  universityProtocol?: 'uclapi' | 'oidc'
+  /** Which protocol it speaks: the UCL-API round trip (default), OpenID Connect, CAS or SAML. */
+  universityProtocol?: 'uclapi' | 'oidc' | 'cas' | 'saml'
   /** The only client_id the identity provider accepts. */
   clientId: string
   /** Its secret. */
@@ -122,6 +123,8 @@ ${withPlayground ? `<li><code>GET ${PREFIX}/mailbox?to=</code>: the mails this s
 <li><code>GET ${PREFIX}/university/user/data?token=&amp;client_secret=</code>: who signed in (UCL-API user data)</li>
 <li>With <code>UNIVERSITY_PROTOCOL=oidc</code> the identity provider is an OpenID Provider instead,
 issuer <code>${PREFIX}/oidc</code> (discovery at <code>${PREFIX}/oidc/.well-known/openid-configuration</code>)</li>
+<li>With <code>UNIVERSITY_PROTOCOL=cas</code> it is a CAS server at <code>${PREFIX}/cas</code>
+(<code>login</code>, <code>serviceValidate</code>, <code>p3/serviceValidate</code>)</li>
 </ul>`,
     {
       locale,
@@ -163,12 +166,14 @@ async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Pro
     )
   }
   if (options.messenger) messengerRoutes(app, createSandboxMessenger(options.clock))
-  if (options.university && options.universityProtocol === 'oidc') {
+  if (!options.university) return
+  if (options.universityProtocol === 'oidc') {
     oidcRoutes(app, {
       ...options,
       issuer: () => `${baseUrlOf(options.callbackUrl())}${PREFIX}/oidc`,
     })
-  } else if (options.university) universityRoutes(app, options)
+  } else if (options.universityProtocol === 'cas') casRoutes(app, options)
+  else universityRoutes(app, options)
 }
 
 /** Register inside an encapsulated context with prefix '/_sandbox'. */
