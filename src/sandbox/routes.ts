@@ -10,6 +10,7 @@ import type { Catalogue, Locale } from '../lib/locale.js'
 import { mailboxRoutes, type SandboxMailbox } from './mailbox.js'
 import { casRoutes } from './cas.js'
 import { oidcRoutes } from './oidc.js'
+import { samlRoutes } from './saml.js'
 import { playground } from './playground.js'
 import { universityRoutes } from './university.js'
 
@@ -28,6 +29,8 @@ export interface SandboxOptions {
   clientSecret: string
   /** Where the identity provider sends the browser back (campusgate's callback). */
   callbackUrl: () => string
+  /** SAML: campusgate's SP entity id (default `${PUBLIC_BASE_URL}/authorize/university/saml`). */
+  samlSpEntityId?: () => string
   /** All expiries use `clock.now()`. */
   clock: Clock
   /** What the service's mail transport delivered; with it the home page is a playground. */
@@ -125,6 +128,8 @@ ${withPlayground ? `<li><code>GET ${PREFIX}/mailbox?to=</code>: the mails this s
 issuer <code>${PREFIX}/oidc</code> (discovery at <code>${PREFIX}/oidc/.well-known/openid-configuration</code>)</li>
 <li>With <code>UNIVERSITY_PROTOCOL=cas</code> it is a CAS server at <code>${PREFIX}/cas</code>
 (<code>login</code>, <code>serviceValidate</code>, <code>p3/serviceValidate</code>)</li>
+<li>With <code>UNIVERSITY_PROTOCOL=saml</code> it is a SAML 2.0 identity provider, metadata at
+<code>${PREFIX}/saml/metadata</code> (single sign-on at <code>${PREFIX}/saml/sso</code>)</li>
 </ul>`,
     {
       locale,
@@ -173,7 +178,15 @@ async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Pro
       issuer: () => `${baseUrlOf(options.callbackUrl())}${PREFIX}/oidc`,
     })
   } else if (options.universityProtocol === 'cas') casRoutes(app, options)
-  else universityRoutes(app, options)
+  else if (options.universityProtocol === 'saml') {
+    samlRoutes(app, {
+      ...options,
+      entityId: () => `${baseUrlOf(options.callbackUrl())}${PREFIX}/saml`,
+      spEntityId:
+        options.samlSpEntityId ??
+        (() => `${baseUrlOf(options.callbackUrl())}/authorize/university/saml`),
+    })
+  } else universityRoutes(app, options)
 }
 
 /** Register inside an encapsulated context with prefix '/_sandbox'. */
