@@ -123,7 +123,7 @@ EOF
     --host 127.0.0.1 --port "$port" /usr/share/lemonldap-ng/portal/htdocs/index.psgi \
     >"$dir"/portal.log 2>&1 &
   echo $! >"$dir"/portal.pid
-  for _ in $(seq 1 60); do
+  for _ in $(seq 1 120); do
     if curl -sf -o /dev/null "$portal/saml/metadata"; then
       echo "$portal"
       return 0

@@ -52,6 +52,7 @@ function casProtocol(casUrl: string, version: 2 | 3 = 3): UniversityProtocol {
 describe('CAS against the sandbox CAS server', () => {
   let sandbox: FastifyInstance
   let casUrl: string
+  const clock = new TestClock(Date.now())
   before(async () => {
     sandbox = await createSandboxServer({
       messenger: false,
@@ -60,7 +61,7 @@ describe('CAS against the sandbox CAS server', () => {
       clientId: 'campusgate',
       clientSecret: '',
       callbackUrl: () => CALLBACK,
-      clock: new TestClock(Date.now()),
+      clock,
     })
     await sandbox.listen({ host: '127.0.0.1', port: 0 })
     casUrl = `http://127.0.0.1:${(sandbox.server.address() as AddressInfo).port}/_sandbox/cas`
@@ -193,6 +194,16 @@ describe('CAS against the sandbox CAS server', () => {
     assert.equal(again.kind, 'failed')
     assert.match(again.kind === 'failed' ? again.reason : '', /code=INVALID_TICKET/)
     assert.ok(!JSON.stringify(again).includes(callback.params.ticket!))
+  })
+
+  it('a ticket lives a minute', async () => {
+    const protocol = casProtocol(casUrl)
+    const start = attempt()
+    const callback = await signIn(protocol, start)
+    clock.advance(60_000)
+    const late = await protocol.complete(callback, start)
+    assert.equal(late.kind, 'failed')
+    assert.match(late.kind === 'failed' ? late.reason : '', /code=INVALID_TICKET/)
   })
 
   it("a ticket issued for one user's service fails for another user's attempt", async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { createPublicKey, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { inflateRawSync } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
+import xmlenc from 'xml-encryption'
 import { readAttributes } from '../../src/config/university-attributes.js'
 import { createDb, type Db } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
@@ -576,3 +577,81 @@ describe('SAML IdP metadata: from a URL or a file, read again daily', () => {
 function metadataXml(entityId: string, key: SigningKey): string {
   return `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${entityId}"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:KeyDescriptor><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certBody(key.cert)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${entityId}/sso"/></md:IDPSSODescriptor></md:EntityDescriptor>`
 }
+
+describe('SAML with a service provider key', () => {
+  const PUBLIC = 'https://campusgate.example.ac.uk'
+  const CALLBACK = `${PUBLIC}/authorize/university/callback`
+  const IDP = 'https://idp.example.ac.uk/idp/shibboleth'
+  let idpKey: SigningKey
+  let spKey: SigningKey
+  let protocol: SamlProtocol
+  before(() => {
+    idpKey = generateSigningKey('idp')
+    spKey = generateSigningKey('sp')
+    const file = join(mkdtempSync(join(tmpdir(), 'campusgate-saml-')), 'idp.xml')
+    writeFileSync(file, metadataXml(IDP, idpKey))
+    protocol = samlProtocol(PUBLIC, file, { spKey: spKey.privateKey, spCert: spKey.cert })
+  })
+
+  it('signs the AuthnRequest (RSA-SHA256) and publishes its certificate', async () => {
+    const sso = new URL(await protocol.authorizeUrl(attempt()))
+    assert.equal(
+      sso.searchParams.get('SigAlg'),
+      'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    )
+    assert.ok((sso.searchParams.get('Signature') ?? '').length > 100)
+    assert.ok(protocol.spMetadata().replace(/\s+/g, '').includes(certBody(spKey.cert)))
+  })
+
+  it('decrypts an encrypted assertion, and refuses SHA-1 inside it', async () => {
+    for (const algorithm of ['sha256', 'sha1'] as const) {
+      const start = attempt()
+      const response = responseXml({
+        idpEntityId: IDP,
+        destination: CALLBACK,
+        recipient: CALLBACK,
+        audience: `${PUBLIC}/authorize/university/saml`,
+        inResponseTo: requestIdOf(start.cookie),
+        nameId: `persistent-${algorithm}`,
+        attributes: [['urn:oid:0.9.2342.19200300.100.1.3', 'mail', ['bob@example.ac.uk']]],
+        now: Date.now(),
+        lifetimeMs: 300_000,
+      })
+      const signed = signElement(response, { key: idpKey, element: 'Assertion', algorithm })
+      const assertion = /<saml:Assertion[\s\S]*<\/saml:Assertion>/.exec(signed)![0]
+      const encrypted = await new Promise<string>((resolve, reject) =>
+        xmlenc.encrypt(
+          assertion,
+          {
+            rsa_pub: createPublicKey(spKey.cert).export({ type: 'spki', format: 'pem' }).toString(),
+            pem: spKey.cert,
+            encryptionAlgorithm: 'http://www.w3.org/2009/xmlenc11#aes256-gcm',
+            keyEncryptionAlgorithm: 'http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p',
+          },
+          (error, result) => (error ? reject(error) : resolve(result)),
+        ),
+      )
+      const xml = signed.replace(
+        assertion,
+        `<saml:EncryptedAssertion>${encrypted}</saml:EncryptedAssertion>`,
+      )
+      const completion = await protocol.complete(
+        posted(
+          { SAMLResponse: Buffer.from(xml).toString('base64'), RelayState: start.state },
+          start.cookie,
+        ),
+        start,
+      )
+      if (algorithm === 'sha256') {
+        assert.deepEqual(completion, {
+          kind: 'linked',
+          token: null,
+          identity: { issuer: IDP, subject: 'persistent-sha256', email: 'bob@example.ac.uk' },
+        })
+      } else {
+        assert.equal(completion.kind, 'failed')
+        assert.match(completion.kind === 'failed' ? completion.reason : '', /algorithm refused/)
+      }
+    }
+  })
+})
