@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { createAssertionStore } from '../../src/university/saml/assertion-store.js'
 import { parseIdpMetadata } from '../../src/university/saml/idp-metadata.js'
+import { createSamlProtocol } from '../../src/university/saml/saml-protocol.js'
 import { startService, type RunningService } from '../helpers/service.js'
 
 // docs/university-providers.md, "Trying it without a provider": with UNIVERSITY_PROTOCOL=cas or
@@ -41,7 +43,10 @@ describe('the sandbox in CAS mode', () => {
 describe('the sandbox in SAML mode', () => {
   let service: RunningService
   before(async () => {
-    service = await startService({ UNIVERSITY_PROTOCOL: 'saml' })
+    service = await startService({
+      UNIVERSITY_PROTOCOL: 'saml',
+      UNIVERSITY_SAML_SP_ENTITY_ID: 'urn:example:campusgate',
+    })
   })
   after(() => service.close())
 
@@ -64,6 +69,24 @@ describe('the sandbox in SAML mode', () => {
     assert.equal(script.status, 200)
     assert.match(script.headers.get('content-type')!, /^text\/javascript/)
     assert.match(await script.text(), /submit\(\)/)
+  })
+
+  it('signs in the service provider UNIVERSITY_SAML_SP_ENTITY_ID names', async () => {
+    const saml = service.config.university.saml!
+    const protocol = createSamlProtocol({
+      ...saml,
+      publicBaseUrl: service.url,
+      clientId: service.config.university.clientId,
+      attributes: service.config.university.attributes!,
+      assertions: createAssertionStore(service.db.kysely),
+      clock: service.clock,
+      timeoutMs: 5000,
+    })
+    const page = await fetch(
+      await protocol.authorizeUrl({ state: 'someone', cookie: 'c'.repeat(43) }),
+    )
+    assert.equal(page.status, 200)
+    assert.match(await page.text(), /urn:example:campusgate[\s\S]*\(SAML 2\.0\)/)
   })
 
   it('refuses an SSO request without an AuthnRequest', async () => {
