@@ -31,9 +31,20 @@ install_packages() {
   installed=$(dpkg-query -W -f '${Status}\n' "${PACKAGES[@]}" 2>/dev/null | grep -c 'install ok installed' || true)
   [ "$installed" -eq "${#PACKAGES[@]}" ] && return 0
   apt-get update -qq
-  # The portal's hard dependency on a web server is met by nginx-light; it is never started.
+  # The portal's hard dependency on a web server is met by nginx-light and the FastCGI server; the
+  # portal runs under Plack instead, so neither is started: invoke-rc.d is told so while they
+  # install (policy-rc.d exit 101, as in container images), unless a policy is already in place.
+  local policy=/usr/sbin/policy-rc.d made_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod +x "$policy"
+    made_policy=1
+  fi
+  local status=0
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${PACKAGES[@]}" nginx-light lemonldap-ng-fastcgi-server >/dev/null
+    "${PACKAGES[@]}" nginx-light lemonldap-ng-fastcgi-server >/dev/null || status=$?
+  if [ "$made_policy" -eq 1 ]; then rm -f "$policy"; fi
+  return "$status"
 }
 
 start() {
