@@ -135,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     }),
   )
   if (config.sandbox.messenger || config.sandbox.university) {
+    const samlSpEntityId = config.university.saml?.spEntityId
     sandboxRoutes(app, {
       mailbox,
       ...config.sandbox,
@@ -143,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
       clientId: config.university.clientId,
       clientSecret: config.university.clientSecret,
       callbackUrl: () => `${config.server.publicBaseUrl}/authorize/university/callback`,
+      ...(samlSpEntityId === undefined ? {} : { samlSpEntityId: () => samlSpEntityId }),
       clock,
     })
   }

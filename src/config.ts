@@ -46,6 +46,7 @@ export function loadConfig(env: Env): Config {
   const university = readUniversity(env, problems, provider, {
     simulated: sandbox.university,
     sandboxBase,
+    publicBaseUrl: server.publicBaseUrl,
   })
   const sessions = readSessions(env, problems)
   const operations = readOperations(env, problems)

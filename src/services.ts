@@ -242,9 +242,13 @@ export function createServices(deps: ServicesDeps): Services {
     clock,
     protocol: createProtocol({
       config: config.university,
+      publicBaseUrl: config.server.publicBaseUrl,
       client: createUniversityClient({ ...config.university, fetch: outbound }),
       oidc:
         oidcIssuer?.client(`${config.server.publicBaseUrl}/authorize/university/callback`) ?? null,
+      db: db.kysely,
+      clock,
+      fetch: outbound,
     }),
     mailLimits: config.mail.limits,
     cipher,

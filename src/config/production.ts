@@ -30,6 +30,16 @@ export function checkProduction(
   if (university.issuer !== undefined && !university.issuer.startsWith('https:')) {
     report('UNIVERSITY_ISSUER', 'must be an https: URL when NODE_ENV=production')
   }
+  // docs/university-providers.md, "CAS" and "SAML": the ticket and the metadata travel only over TLS.
+  if (university.casUrl !== undefined && !university.casUrl.startsWith('https:')) {
+    report('UNIVERSITY_CAS_URL', 'must be an https: URL when NODE_ENV=production')
+  }
+  if (university.samlIdpMetadata?.startsWith('http:') === true) {
+    report(
+      'UNIVERSITY_SAML_IDP_METADATA',
+      'must be an https: URL or a file when NODE_ENV=production (the IdP signing keys come from it)',
+    )
+  }
   // docs/decisions.md, "Sandbox": no sandbox in production, so a real provider is required.
   if (!university.configured) {
     report(

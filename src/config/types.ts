@@ -7,9 +7,40 @@ export interface SandboxConfig {
 }
 
 export type CallbackBinding = 'cookie' | 'none'
-export type UniversityProtocol = 'uclapi' | 'oidc'
+export type UniversityProtocol = 'uclapi' | 'oidc' | 'cas' | 'saml'
 export type IdentityBinding = 'exclusive' | 'shared'
 export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post'
+
+/** UNIVERSITY_CAS_URL and UNIVERSITY_CAS_VERSION. */
+export interface CasConfig {
+  /** The CAS server's base, without a trailing slash (`…/login`, `…/p3/serviceValidate` follow it). */
+  readonly url: string
+  /** 3: `/p3/serviceValidate` with attributes; 2: `/serviceValidate`. */
+  readonly version: 2 | 3
+}
+
+/** UNIVERSITY_SAML_IDP_METADATA, UNIVERSITY_SAML_SP_ENTITY_ID and the service provider's key. */
+export interface SamlConfig {
+  /** The IdP's metadata: an http(s) URL, or a file's absolute path. */
+  readonly idpMetadata: string
+  readonly spEntityId: string
+  /** PEM: signs AuthnRequests and decrypts encrypted assertions; null: neither. */
+  readonly spKey: string | null
+  /** PEM: the certificate of `spKey`, published in the SP metadata. */
+  readonly spCert: string | null
+}
+
+/**
+ * docs/university-providers.md, "Attributes": the attribute names each identity field is read from,
+ * tried in turn (the first one released wins).
+ */
+export interface UniversityAttributes {
+  readonly subject: readonly string[]
+  readonly email: readonly string[]
+  readonly name: readonly string[]
+  /** True when one of these attributes holds `value` (`student@…` counts); with no value, a boolean-like value. */
+  readonly isStudent: { readonly names: readonly string[]; readonly value: string | null }
+}
 
 /** docs/decisions.md, "Rate limits": a maximum of 0 turns that limit off. */
 export interface RateLimitConfig {
@@ -66,6 +97,12 @@ export interface Config {
     readonly emailDomains: readonly string[] | null
     /** A link older than this lapses to tier 1; null: never. */
     readonly linkMaxAgeMs: number | null
+    /** CAS: the server (the sandbox's own in CAS sandbox mode); null with other protocols. */
+    readonly cas: CasConfig | null
+    /** SAML: the IdP's metadata and the service provider's own settings; null with other protocols. */
+    readonly saml: SamlConfig | null
+    /** CAS and SAML: which released attributes name the member (UNIVERSITY_ATTRIBUTES); else null. */
+    readonly attributes: UniversityAttributes | null
   }
   readonly sandbox: SandboxConfig
   readonly sessions: SessionsConfig

@@ -1,7 +1,11 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
 import { PROVIDER_TIMEOUT_MS } from './constants.js'
-import type { Config, UniversityProtocol } from './types.js'
+import type { CasConfig, Config, SamlConfig, UniversityProtocol } from './types.js'
 import { type Env, fail, type Problems, read } from './problems.js'
 import { httpUrl, ipList, list, optionalDuration, optionalOneOf, withDefaults } from './readers.js'
+import { readAttributes } from './university-attributes.js'
 
 /** The identity provider as given: which protocol, and the endpoints the operator named. */
 export interface UniversityProvider {
@@ -10,6 +14,10 @@ export interface UniversityProvider {
   readonly tokenAuthMethod: Config['university']['tokenAuthMethod']
   readonly authorizeUrl: string | undefined
   readonly tokenUrl: string | undefined
+  /** CAS: UNIVERSITY_CAS_URL, without a trailing slash. */
+  readonly casUrl: string | undefined
+  /** SAML: UNIVERSITY_SAML_IDP_METADATA, a URL or a file's absolute path. */
+  readonly samlIdpMetadata: string | undefined
   /** Whether the operator configured a provider, by any protocol (else the sandbox may run). */
   readonly configured: boolean
 }
@@ -18,7 +26,7 @@ export interface UniversityProvider {
 export function readUniversityProvider(env: Env, { guard, report }: Problems): UniversityProvider {
   const protocol = withDefaults(env, { guard }).oneOf(
     'UNIVERSITY_PROTOCOL',
-    ['uclapi', 'oidc'] as const,
+    ['uclapi', 'oidc', 'cas', 'saml'] as const,
     'uclapi',
   )
   const issuer = guard(undefined, () => httpUrl(env, 'UNIVERSITY_ISSUER', undefined, 'endpoint'))
@@ -46,17 +54,175 @@ export function readUniversityProvider(env: Env, { guard, report }: Problems): U
       'set both UNIVERSITY_AUTHORIZE_URL and UNIVERSITY_TOKEN_URL, or neither for the sandbox',
     )
   }
-  const names =
-    protocol === 'oidc'
-      ? ['UNIVERSITY_ISSUER']
-      : ['UNIVERSITY_AUTHORIZE_URL', 'UNIVERSITY_TOKEN_URL']
-  const configured = names.some((name) => read(env, name) !== undefined)
-  return { protocol, issuer, tokenAuthMethod, authorizeUrl, tokenUrl, configured }
+  if (
+    (authorizeUrl !== undefined || tokenUrl !== undefined) &&
+    (protocol === 'cas' || protocol === 'saml')
+  ) {
+    report(
+      authorizeUrl === undefined ? 'UNIVERSITY_TOKEN_URL' : 'UNIVERSITY_AUTHORIZE_URL',
+      'is used only with UNIVERSITY_PROTOCOL=uclapi',
+    )
+  }
+  const casUrl = guard(undefined, () => httpUrl(env, 'UNIVERSITY_CAS_URL'))
+  if (casUrl !== undefined && protocol !== 'cas') {
+    report('UNIVERSITY_CAS_URL', 'is used only with UNIVERSITY_PROTOCOL=cas')
+  }
+  const samlIdpMetadata = guard(undefined, () => metadataSource(env))
+  if (samlIdpMetadata !== undefined && protocol !== 'saml') {
+    report('UNIVERSITY_SAML_IDP_METADATA', 'is used only with UNIVERSITY_PROTOCOL=saml')
+  }
+  const configured =
+    read(env, providerVariable(protocol)) !== undefined ||
+    (protocol === 'uclapi' && read(env, 'UNIVERSITY_TOKEN_URL') !== undefined)
+  return {
+    protocol,
+    issuer,
+    tokenAuthMethod,
+    authorizeUrl,
+    tokenUrl,
+    casUrl,
+    samlIdpMetadata,
+    configured,
+  }
 }
 
 /** The variable an operator sets to configure the provider of `protocol`. */
 export function providerVariable(protocol: UniversityProtocol): string {
-  return protocol === 'oidc' ? 'UNIVERSITY_ISSUER' : 'UNIVERSITY_AUTHORIZE_URL'
+  switch (protocol) {
+    case 'oidc':
+      return 'UNIVERSITY_ISSUER'
+    case 'cas':
+      return 'UNIVERSITY_CAS_URL'
+    case 'saml':
+      return 'UNIVERSITY_SAML_IDP_METADATA'
+    default:
+      return 'UNIVERSITY_AUTHORIZE_URL'
+  }
+}
+
+/** UNIVERSITY_SAML_IDP_METADATA: an http(s) URL, or the absolute path of a readable file. */
+function metadataSource(env: Env): string | undefined {
+  const raw = read(env, 'UNIVERSITY_SAML_IDP_METADATA')
+  if (raw === undefined) return undefined
+  if (/^https?:/i.test(raw))
+    return httpUrl(env, 'UNIVERSITY_SAML_IDP_METADATA', undefined, 'endpoint')
+  if (!isAbsolute(raw)) {
+    fail('UNIVERSITY_SAML_IDP_METADATA', 'must be an http(s) URL or the absolute path of a file')
+  }
+  try {
+    readFileSync(raw, { flag: 'r' }).subarray(0, 1)
+  } catch (error) {
+    fail(
+      'UNIVERSITY_SAML_IDP_METADATA',
+      `cannot read ${JSON.stringify(raw)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    )
+  }
+  return raw
+}
+
+/** A PEM value given inline, or the absolute path of a file holding it. */
+function pem(env: Env, name: string): string | undefined {
+  const raw = read(env, name)
+  if (raw === undefined) return undefined
+  if (raw.startsWith('-----BEGIN')) return raw.replace(/\\n/g, '\n')
+  if (!isAbsolute(raw)) fail(name, 'must be PEM text or the absolute path of a PEM file')
+  try {
+    return readFileSync(raw, 'utf8')
+  } catch (error) {
+    return fail(
+      name,
+      `cannot read ${JSON.stringify(raw)} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    )
+  }
+}
+
+/** The SP's signing key and certificate: both or neither, each parsed, and a pair. */
+function spKeyPair(
+  env: Env,
+  { guard, report }: Problems,
+): { key: string | null; cert: string | null } {
+  const key = guard(undefined, () => pem(env, 'UNIVERSITY_SAML_SP_KEY'))
+  const cert = guard(undefined, () => pem(env, 'UNIVERSITY_SAML_SP_CERT'))
+  if ((key === undefined) !== (cert === undefined)) {
+    report(
+      key === undefined ? 'UNIVERSITY_SAML_SP_KEY' : 'UNIVERSITY_SAML_SP_CERT',
+      'set both UNIVERSITY_SAML_SP_KEY and UNIVERSITY_SAML_SP_CERT, or neither',
+    )
+    return { key: null, cert: null }
+  }
+  if (key === undefined || cert === undefined) return { key: null, cert: null }
+  let privateKey
+  try {
+    privateKey = createPrivateKey(key)
+  } catch {
+    report('UNIVERSITY_SAML_SP_KEY', 'is not a PEM private key')
+    return { key: null, cert: null }
+  }
+  let certificate
+  try {
+    certificate = new X509Certificate(cert)
+  } catch {
+    report('UNIVERSITY_SAML_SP_CERT', 'is not a PEM certificate')
+    return { key: null, cert: null }
+  }
+  if (privateKey.asymmetricKeyType !== 'rsa') {
+    report('UNIVERSITY_SAML_SP_KEY', 'must be an RSA key (signatures are RSA-SHA256)')
+  } else if (!certificate.checkPrivateKey(privateKey)) {
+    report('UNIVERSITY_SAML_SP_CERT', 'is not the certificate of UNIVERSITY_SAML_SP_KEY')
+  }
+  return { key, cert }
+}
+
+/** The CAS and SAML sections; null for the protocols that do not use them. */
+function readCasAndSaml(
+  env: Env,
+  problems: Problems,
+  provider: UniversityProvider,
+  { sandboxBase, publicBaseUrl }: { sandboxBase: string; publicBaseUrl: string },
+): { cas: CasConfig | null; saml: SamlConfig | null } {
+  const { guard, report } = problems
+  const { protocol } = provider
+  const version = guard(3 as const, () => {
+    const raw = read(env, 'UNIVERSITY_CAS_VERSION')
+    if (raw === undefined) return 3 as const
+    if (raw !== '2' && raw !== '3') fail('UNIVERSITY_CAS_VERSION', 'must be "2" or "3"')
+    return raw === '2' ? (2 as const) : (3 as const)
+  })
+  if (read(env, 'UNIVERSITY_CAS_VERSION') !== undefined && protocol !== 'cas') {
+    report('UNIVERSITY_CAS_VERSION', 'is used only with UNIVERSITY_PROTOCOL=cas')
+  }
+  const spEntityId = read(env, 'UNIVERSITY_SAML_SP_ENTITY_ID')
+  const samlOnly = [
+    'UNIVERSITY_SAML_SP_ENTITY_ID',
+    'UNIVERSITY_SAML_SP_KEY',
+    'UNIVERSITY_SAML_SP_CERT',
+  ]
+  if (protocol !== 'saml') {
+    for (const name of samlOnly) {
+      if (read(env, name) !== undefined) report(name, 'is used only with UNIVERSITY_PROTOCOL=saml')
+    }
+  }
+  if (spEntityId !== undefined && (spEntityId.length > 1024 || /\s/.test(spEntityId))) {
+    report('UNIVERSITY_SAML_SP_ENTITY_ID', 'must be a URI without spaces, at most 1024 characters')
+  }
+  const cas: CasConfig | null =
+    protocol === 'cas'
+      ? Object.freeze({
+          url: (provider.casUrl ?? `${sandboxBase}/cas`).replace(/\/+$/, ''),
+          version,
+        })
+      : null
+  let saml: SamlConfig | null = null
+  if (protocol === 'saml') {
+    const { key, cert } = spKeyPair(env, problems)
+    saml = Object.freeze({
+      idpMetadata: provider.samlIdpMetadata ?? `${sandboxBase}/saml/metadata`,
+      spEntityId: spEntityId ?? `${publicBaseUrl}/authorize/university/saml`,
+      spKey: key,
+      spCert: cert,
+    })
+  }
+  return { cas, saml }
 }
 
 /**
@@ -67,13 +233,22 @@ export function readUniversity(
   env: Env,
   { guard, report }: Problems,
   provider: UniversityProvider,
-  { simulated, sandboxBase }: { simulated: boolean; sandboxBase: string },
+  {
+    simulated,
+    sandboxBase,
+    publicBaseUrl,
+  }: { simulated: boolean; sandboxBase: string; publicBaseUrl: string },
 ): Config['university'] {
   const { protocol } = provider
   const setting = withDefaults(env, { guard })
-  const clientId = read(env, 'UNIVERSITY_CLIENT_ID') ?? (simulated ? 'sandbox-client' : undefined)
+  // CAS and SAML have no client credentials: the seed's `client_id` on the 301 is campusgate's name.
+  const credentialsFree = protocol === 'cas' || protocol === 'saml'
+  const clientId =
+    read(env, 'UNIVERSITY_CLIENT_ID') ??
+    (simulated ? 'sandbox-client' : credentialsFree ? 'campusgate' : undefined)
   const clientSecret =
-    read(env, 'UNIVERSITY_CLIENT_SECRET') ?? (simulated ? 'sandbox-secret' : undefined)
+    read(env, 'UNIVERSITY_CLIENT_SECRET') ??
+    (simulated ? 'sandbox-secret' : credentialsFree ? '' : undefined)
   if (clientId === undefined)
     report('UNIVERSITY_CLIENT_ID', 'is required with a real identity provider')
   if (clientSecret === undefined) {
@@ -88,9 +263,9 @@ export function readUniversity(
   if (bindingRaw === 'none' && callbackAllowedIps.length === 0) {
     report('UNIVERSITY_CALLBACK_ALLOWED_IPS', 'is required when UNIVERSITY_CALLBACK_BINDING=none')
   }
-  if (bindingRaw === 'none' && protocol === 'oidc') {
-    // The OIDC redirect passes through the browser, and PKCE needs the attempt's cookie.
-    report('UNIVERSITY_CALLBACK_BINDING', 'must be "cookie" with UNIVERSITY_PROTOCOL=oidc')
+  if (bindingRaw === 'none' && protocol !== 'uclapi') {
+    // The OIDC, CAS and SAML answers pass through the browser, and only its cookie binds them.
+    report('UNIVERSITY_CALLBACK_BINDING', `must be "cookie" with UNIVERSITY_PROTOCOL=${protocol}`)
   }
   const userInfoUrl = guard(undefined, () =>
     httpUrl(env, 'UNIVERSITY_USERINFO_URL', undefined, 'endpoint'),
@@ -116,6 +291,11 @@ export function readUniversity(
     ),
     emailDomains: guard(null, () => emailDomains(env)),
     linkMaxAgeMs: guard(null, () => optionalDuration(env, 'UNIVERSITY_LINK_MAX_AGE', '3650d')),
+    ...readCasAndSaml(env, { guard, report, done: () => undefined }, provider, {
+      sandboxBase,
+      publicBaseUrl,
+    }),
+    attributes: guard(null, () => readAttributes(env, protocol)),
   })
 }
 

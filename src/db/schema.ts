@@ -197,6 +197,13 @@ export interface ConsoleSessionTable {
   last_seen_at: number
 }
 
+/** docs/university-providers.md, "SAML": accepted assertions, kept until they expire (one writer: university/saml/assertion-store.ts). */
+export interface SamlAssertionTable {
+  /** SHA-256 (hex) of the IdP's entity id and the assertion's ID. */
+  id_hash: string
+  expires_at: number
+}
+
 export interface Database {
   users: UserTable
   identities: IdentityTable
@@ -211,6 +218,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveryTable
   console_sign_in_tokens: ConsoleSignInTokenTable
   console_sessions: ConsoleSessionTable
+  saml_assertions: SamlAssertionTable
 }
 
 export type UserRow = Selectable<UserTable>

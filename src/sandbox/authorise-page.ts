@@ -36,8 +36,11 @@ export interface AuthorisePage {
   action: string
   /** The request's parameters, carried to the decision as hidden fields. */
   hidden: readonly (readonly [string, string])[]
-  protocol: 'uclapi' | 'oidc'
+  protocol: 'uclapi' | 'oidc' | 'cas' | 'saml'
 }
+
+/** How the page names the protocol it speaks (the UCL-API round trip is unnamed). */
+const PROTOCOL_NAMES = { uclapi: '', oidc: ' (OpenID Connect)', cas: ' (CAS)', saml: ' (SAML 2.0)' }
 
 /** The simulated identity provider's Allow / Deny page, in the browser's language. */
 export function sendAuthorisePage(
@@ -51,7 +54,7 @@ export function sendAuthorisePage(
     .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
     .join('\n')
   // The buttons keep their English values: they are the provider's protocol, not its wording.
-  const protocol = page.protocol === 'oidc' ? ' (OpenID Connect)' : ''
+  const protocol = PROTOCOL_NAMES[page.protocol]
   const body = `<p>${text.asks(escapeHtml(page.clientId), protocol)}</p>
 <p class="note">${text.noPassword}</p>
 <form method="post" action="${page.action}" enctype="application/x-www-form-urlencoded">

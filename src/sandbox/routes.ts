@@ -8,7 +8,9 @@ import { readAsset } from '../lib/assets.js'
 import { escapeHtml, htmlPage } from '../lib/html.js'
 import type { Catalogue, Locale } from '../lib/locale.js'
 import { mailboxRoutes, type SandboxMailbox } from './mailbox.js'
+import { casRoutes } from './cas.js'
 import { oidcRoutes } from './oidc.js'
+import { samlRoutes } from './saml.js'
 import { playground } from './playground.js'
 import { universityRoutes } from './university.js'
 
@@ -21,14 +23,16 @@ export interface SandboxOptions {
   messengerApps?: ReadonlyMap<string, string>
   /** Serve the simulated identity provider. */
   university: boolean
-  /** Which protocol it speaks: the UCL-API round trip (default) or OpenID Connect. */
-  universityProtocol?: 'uclapi' | 'oidc'
+  /** Which protocol it speaks: the UCL-API round trip (default), OpenID Connect, CAS or SAML. */
+  universityProtocol?: 'uclapi' | 'oidc' | 'cas' | 'saml'
   /** The only client_id the identity provider accepts. */
   clientId: string
   /** Its secret. */
   clientSecret: string
   /** Where the identity provider sends the browser back (campusgate's callback). */
   callbackUrl: () => string
+  /** SAML: campusgate's SP entity id (default `${PUBLIC_BASE_URL}/authorize/university/saml`). */
+  samlSpEntityId?: () => string
   /** All expiries use `clock.now()`. */
   clock: Clock
   /** What the service's mail transport delivered; with it the home page is a playground. */
@@ -126,6 +130,10 @@ ${withPlayground ? `<li><code>GET ${PREFIX}/mailbox?to=</code>: the mails this s
 <li><code>GET ${PREFIX}/university/user/data?token=&amp;client_secret=</code>: who signed in (UCL-API user data)</li>
 <li>With <code>UNIVERSITY_PROTOCOL=oidc</code> the identity provider is an OpenID Provider instead,
 issuer <code>${PREFIX}/oidc</code> (discovery at <code>${PREFIX}/oidc/.well-known/openid-configuration</code>)</li>
+<li>With <code>UNIVERSITY_PROTOCOL=cas</code> it is a CAS server at <code>${PREFIX}/cas</code>
+(<code>login</code>, <code>serviceValidate</code>, <code>p3/serviceValidate</code>)</li>
+<li>With <code>UNIVERSITY_PROTOCOL=saml</code> it is a SAML 2.0 identity provider, metadata at
+<code>${PREFIX}/saml/metadata</code> (single sign-on at <code>${PREFIX}/saml/sso</code>)</li>
 </ul>`,
     {
       locale,
@@ -170,12 +178,22 @@ async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Pro
     const apps = sandboxApps(options.messengerApps ?? new Map<string, string>())
     messengerRoutes(app, createSandboxMessenger(options.clock, apps))
   }
-  if (options.university && options.universityProtocol === 'oidc') {
+  if (!options.university) return
+  if (options.universityProtocol === 'oidc') {
     oidcRoutes(app, {
       ...options,
       issuer: () => `${baseUrlOf(options.callbackUrl())}${PREFIX}/oidc`,
     })
-  } else if (options.university) universityRoutes(app, options)
+  } else if (options.universityProtocol === 'cas') casRoutes(app, options)
+  else if (options.universityProtocol === 'saml') {
+    samlRoutes(app, {
+      ...options,
+      entityId: () => `${baseUrlOf(options.callbackUrl())}${PREFIX}/saml`,
+      spEntityId:
+        options.samlSpEntityId ??
+        (() => `${baseUrlOf(options.callbackUrl())}/authorize/university/saml`),
+    })
+  } else universityRoutes(app, options)
 }
 
 /** Register inside an encapsulated context with prefix '/_sandbox'. */

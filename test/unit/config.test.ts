@@ -173,7 +173,7 @@ describe('loadConfig', () => {
     [{ SMTP_URL: 'mail.example' }, 'SMTP_URL'],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, 'PUBLIC_BASE_URL'],
     [{ NODE_ENV: 'production' }, 'UNIVERSITY_AUTHORIZE_URL'],
-    [{ UNIVERSITY_PROTOCOL: 'saml' }, 'UNIVERSITY_PROTOCOL'],
+    [{ UNIVERSITY_PROTOCOL: 'shibboleth' }, 'UNIVERSITY_PROTOCOL'],
     [{ UNIVERSITY_ISSUER: 'https://idp.example' }, 'UNIVERSITY_ISSUER'],
     [{ NODE_ENV: 'production', UNIVERSITY_PROTOCOL: 'oidc' }, 'UNIVERSITY_ISSUER'],
     [
