@@ -31,8 +31,14 @@ export function keyOf(dataset: Pick<Dataset, 'salt'>, index: number): string {
 
 const DAY_MS = 86_400_000
 interface Rows {
+  /** [id, openId, linkedAt | null, createdAt, updatedAt] */
   users: unknown[][]
+  /** [id, userId, keyHash, createdAt, expiresAt, touchedAt] */
   sessions: unknown[][]
+  /** Each user's messenger identity id, by user index (the identities schema). */
+  identityIds: string[]
+  /** The university identity ids of the linked users, by user index (the identities schema). */
+  universityIds: string[]
 }
 
 /**
@@ -51,7 +57,9 @@ function rows(dist: Dist, dataset: Dataset, now: number): Rows {
   const perUser = dataset.sessionsPerUser ?? 1
   const userIds = ids().slice(0, Math.ceil(dataset.size / perUser))
   const sessionIds = ids()
-  const out: Rows = { users: [], sessions: [] }
+  const identityIds = ids().slice(0, userIds.length)
+  const universityIds = ids().slice(0, userIds.length)
+  const out: Rows = { users: [], sessions: [], identityIds, universityIds }
   userIds.forEach((userId, u) => {
     const openId = `o-${dataset.name}-${String(u).padStart(9, '0')}`
     out.users.push([userId, openId, u % 10 === 9 ? now : null, now, now])
@@ -63,9 +71,13 @@ function rows(dist: Dist, dataset: Dataset, now: number): Rows {
   return out
 }
 
-// Encrypted columns stay empty: the key check reads neither; tier 2 is university_linked_at.
+// Encrypted columns stay empty: the key check reads neither; tier 2 is the link's time (on the
+// user before migration 0015, on the person's university identity since).
 const USER_COLUMNS = 'id, open_id, university_linked_at, created_at, updated_at'
 const SESSION_COLUMNS = 'id, user_id, key_hash, created_at, expires_at, touched_at'
+/** The seeded messenger identities' app, and the issuer of their university links. */
+const BENCH_APP_ID = 'wx-bench-app'
+const BENCH_ISSUER = 'https://idp.bench.example'
 
 async function migrate(dist: Dist, url: string): Promise<void> {
   const db = dist.database.createDb(url, { poolSize: 2 })
@@ -78,22 +90,64 @@ export async function seedSqlite(dist: Dist, path: string, dataset: Dataset): Pr
   const db = new SQLite(path)
   db.pragma('synchronous = OFF')
   db.pragma('cache_size = -524288')
-  const user = db.prepare(`INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
   // An earlier build's schema may have no expiry floor (migration 0012); where it has one, it is
-  // the expiry, as the service writes it.
-  const floor = (db.pragma('table_info(sessions)') as { name: string }[]).some(
-    (column) => column.name === 'expiry_floor',
-  )
-  const session = floor
-    ? db.prepare(
-        `INSERT INTO sessions (${SESSION_COLUMNS}, expiry_floor) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-    : db.prepare(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
+  // the expiry, as the service writes it. Since migration 0015 a user is a person with identities.
+  const columns = (table: string) =>
+    (db.pragma(`table_info(${table})`) as { name: string }[]).map((column) => column.name)
+  const floor = columns('sessions').includes('expiry_floor')
+  const identities = columns('sessions').includes('identity_id')
   const all = rows(dist, dataset, Date.now())
-  db.transaction(() => {
-    for (const row of all.users) user.run(row)
-    for (const row of all.sessions) session.run(floor ? [...row, row[4]] : row)
-  })()
+  if (identities) {
+    const person = db.prepare('INSERT INTO users (id, created_at, updated_at) VALUES (?, ?, ?)')
+    const identity = db.prepare(`INSERT INTO identities (id, user_id, kind, provider, realm,
+      subject, linked_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    const session = db.prepare(`INSERT INTO sessions (${SESSION_COLUMNS}, expiry_floor,
+      identity_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+    const perUser = dataset.sessionsPerUser ?? 1
+    db.transaction(() => {
+      all.users.forEach(([id, openId, linkedAt, createdAt], u) => {
+        person.run(id, createdAt, createdAt)
+        identity.run(
+          all.identityIds[u],
+          id,
+          'messenger',
+          'wechat',
+          BENCH_APP_ID,
+          openId,
+          null,
+          createdAt,
+          createdAt,
+        )
+        if (linkedAt !== null) {
+          identity.run(
+            all.universityIds[u],
+            id,
+            'university',
+            'oidc',
+            BENCH_ISSUER,
+            `s-${String(openId)}`,
+            linkedAt,
+            createdAt,
+            createdAt,
+          )
+        }
+      })
+      all.sessions.forEach((row, r) => {
+        session.run(...row, row[4], all.identityIds[Math.floor(r / perUser)])
+      })
+    })()
+  } else {
+    const user = db.prepare(`INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?)`)
+    const session = floor
+      ? db.prepare(
+          `INSERT INTO sessions (${SESSION_COLUMNS}, expiry_floor) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+      : db.prepare(`INSERT INTO sessions (${SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
+    db.transaction(() => {
+      for (const row of all.users) user.run(row)
+      for (const row of all.sessions) session.run(floor ? [...row, row[4]] : row)
+    })()
+  }
   db.exec('ANALYZE')
   db.pragma('wal_checkpoint(TRUNCATE)')
   db.close()
@@ -192,23 +246,47 @@ export async function seedPostgres(
       SELECT keys.r, seed_users.id AS user_id, session_ids.id AS session_id, keys.key_hash
       FROM keys JOIN session_ids USING (r)
         JOIN seed_users ON seed_users.r = (keys.r - 1) / ${perUser} + 1`)
-    await client.query(`INSERT INTO users (${USER_COLUMNS})
-      SELECT id, 'o-${dataset.name}-' || lpad(r::text, 9, '0'),
-        CASE WHEN r % 10 = 9 THEN ${now} END,
-        ${now}, ${now}
-      FROM seed_users ORDER BY r`)
-    const { rowCount: floor } = await client.query(`SELECT 1 FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = 'sessions'
-        AND column_name = 'expiry_floor'`)
+    const hasColumn = async (column: string): Promise<boolean> => {
+      const { rowCount } = await client.query(`SELECT 1 FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'sessions'
+          AND column_name = '${column}'`)
+      return (rowCount ?? 0) > 0
+    }
+    const floor = await hasColumn('expiry_floor')
+    // Since migration 0015 a user is a person with identities, each session naming its own.
+    const identities = await hasColumn('identity_id')
+    const openId = `'o-${dataset.name}-' || lpad(r::text, 9, '0')`
+    if (identities) {
+      await client.query(`ALTER TABLE seed_users ADD COLUMN identity_id text`)
+      await client.query(`UPDATE seed_users SET identity_id = gen_random_uuid()::text`)
+      await client.query(`INSERT INTO users (id, created_at, updated_at)
+        SELECT id, ${now}, ${now} FROM seed_users ORDER BY r`)
+      await client.query(`INSERT INTO identities (id, user_id, kind, provider, realm, subject,
+          created_at, updated_at)
+        SELECT identity_id, id, 'messenger', 'wechat', '${BENCH_APP_ID}', ${openId}, ${now}, ${now}
+        FROM seed_users ORDER BY r`)
+      await client.query(`INSERT INTO identities (id, user_id, kind, provider, realm, subject,
+          linked_at, created_at, updated_at)
+        SELECT gen_random_uuid()::text, id, 'university', 'oidc', '${BENCH_ISSUER}',
+          's-' || ${openId}, ${now}, ${now}, ${now}
+        FROM seed_users WHERE r % 10 = 9 ORDER BY r`)
+    } else {
+      await client.query(`INSERT INTO users (${USER_COLUMNS})
+        SELECT id, ${openId}, CASE WHEN r % 10 = 9 THEN ${now} END, ${now}, ${now}
+        FROM seed_users ORDER BY r`)
+    }
     const expiresAt = now + 29 * DAY_MS
-    await client.query(`INSERT INTO sessions (${SESSION_COLUMNS}${floor ? ', expiry_floor' : ''})
-      SELECT session_id, user_id, key_hash, ${now}, ${expiresAt}, ${touchedAt}
-        ${floor ? `, ${expiresAt}` : ''}
-      FROM seed ORDER BY r`)
+    await client.query(`INSERT INTO sessions (${SESSION_COLUMNS}${floor ? ', expiry_floor' : ''}
+        ${identities ? ', identity_id' : ''})
+      SELECT session_id, seed.user_id, key_hash, ${now}, ${expiresAt}, ${touchedAt}
+        ${floor ? `, ${expiresAt}` : ''} ${identities ? ', seed_users.identity_id' : ''}
+      FROM seed JOIN seed_users ON seed_users.id = seed.user_id ORDER BY seed.r`)
     await client.query('COMMIT')
     // Vacuumed, frozen and written out now, so neither autovacuum nor the first reads' hint-bit
     // writes of a million fresh rows run in the background of the measured rounds.
-    await client.query('VACUUM (FREEZE, ANALYZE) users, sessions')
+    await client.query(
+      `VACUUM (FREEZE, ANALYZE) users, sessions${identities ? ', identities' : ''}`,
+    )
     await client.query('CHECKPOINT').catch(() => undefined) // superusers and pg_checkpoint only
   } finally {
     await client.end()

@@ -1,7 +1,8 @@
 // The baselines campusgate is measured against, each in its own process like campusgate:
 //   bare    GET /session answers a fixed {openId, tier, expiresAt}: Fastify alone
-//   sqlite  the raw lookup: SHA-256 of the key, one prepared better-sqlite3 SELECT (the same join
-//           campusgate runs); POST /register: the raw INSERTs of a registration, one transaction
+//   sqlite  the raw lookup: SHA-256 of the key, one prepared better-sqlite3 SELECT (the same joins
+//           campusgate runs); POST /register: the raw INSERTs of a registration (a person, their
+//           identity, a session), one transaction
 //   keycheck the raw lookup on a schema built for the key check (seed.ts `seedKeyCheckSqlite`):
 //           SHA-256 of the key as a 32-byte BLOB, primary key of a WITHOUT ROWID sessions table,
 //           an integer join to users
@@ -21,8 +22,13 @@ const defaultLogLevel = config.loadConfig({}).operations.logLevel
 const port = Number(process.env.PORT)
 const database = process.env.DATABASE ?? ''
 
-const LOOKUP = `SELECT s.id, s.user_id, s.expires_at, s.touched_at, u.open_id, u.university_linked_at
-  FROM sessions s INNER JOIN users u ON u.id = s.user_id WHERE s.key_hash = `
+// The same joins as campusgate's key check (docs/identities.md, "The key check"): the session, its
+// messenger identity by primary key, the person's university identity by its unique index.
+const LOOKUP = `SELECT s.id, s.user_id, s.expires_at, s.touched_at, m.subject AS open_id,
+    u.linked_at AS university_linked_at
+  FROM sessions s INNER JOIN identities m ON m.id = s.identity_id
+    LEFT JOIN identities u ON u.user_id = s.user_id AND u.kind = 'university'
+  WHERE s.key_hash = `
 
 interface Row {
   expires_at: number | string
@@ -58,16 +64,20 @@ if (mode === 'bare') {
     const found = answer(lookup.get(hash(request.headers.authorization ?? '')))
     return found ?? reply.code(401).send({ error: 'invalid_session_key' })
   })
-  const insertUser = db.prepare(
-    `INSERT INTO users (id, open_id, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+  const insertUser = db.prepare(`INSERT INTO users (id, created_at, updated_at) VALUES (?, ?, ?)`)
+  const insertIdentity = db.prepare(
+    `INSERT INTO identities (id, user_id, kind, provider, realm, subject, created_at, updated_at)
+     VALUES (?, ?, 'messenger', 'wechat', 'wx-bench-app', ?, ?, ?)`,
   )
   const insertSession = db.prepare(
-    `INSERT INTO sessions (id, user_id, key_hash, created_at, expires_at, touched_at)
-     VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO sessions (id, user_id, identity_id, key_hash, created_at, expires_at, touched_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
   )
   const register = db.transaction((userId: string, keyHash: string, now: number) => {
-    insertUser.run(userId, `raw-${userId}`, now, now)
-    insertSession.run(randomUUID(), userId, keyHash, now, now + 30 * 86_400_000, now)
+    const identityId = randomUUID()
+    insertUser.run(userId, now, now)
+    insertIdentity.run(identityId, userId, `raw-${userId}`, now, now)
+    insertSession.run(randomUUID(), userId, identityId, keyHash, now, now + 30 * 86_400_000, now)
   })
   app.post('/register', async () => {
     const key = randomBytes(32).toString('base64url')

@@ -3,12 +3,12 @@ import { lockName } from '../db/named-locks.js'
 import {
   claimUnknownApp,
   findHoldersOfUnionId,
-  findIdentityOfUnknownApp,
-  findMessengerIdentity,
+  findLoginCandidates,
   firstOpenIdOf,
   hasUniversityLink,
   insertMessengerIdentity,
   refreshMessengerIdentity,
+  type LoginCandidates,
   type MessengerIdentityRef,
   type MessengerLogin,
 } from '../identities/store.js'
@@ -47,7 +47,7 @@ const ONE_TOO_MANY = 2
 
 /**
  * The person of `login`: found, joined or created. `userId` and `identityId` are the ids a new
- * person and a new identity take.
+ * person and a new identity take. One read decides the common cases (findLoginCandidates).
  */
 export async function findPerson(
   trx: Queryable,
@@ -60,24 +60,29 @@ export async function findPerson(
   },
 ): Promise<PersonFound> {
   const { login, now } = args
-  const known = await findMessengerIdentity(trx, login)
-  if (known !== null) return returning(trx, known, args)
+  let found = await findLoginCandidates(trx, login)
+  if (found.known !== null) return returning(trx, found.known, found, args)
 
   // Moved from before apps were recorded: the first login from an app claims the openId's identity.
-  const unknownApp = await findIdentityOfUnknownApp(trx, login)
-  if (unknownApp !== null) {
-    await lockUser(trx, unknownApp.userId)
-    if (await claimUnknownApp(trx, unknownApp.id, login.appId, now)) {
-      return returning(trx, unknownApp, args)
+  if (found.unknownApp !== null) {
+    await lockUser(trx, found.unknownApp.userId)
+    if (await claimUnknownApp(trx, found.unknownApp.id, login.appId, now)) {
+      return returning(trx, found.unknownApp, found, args)
     }
     return findPerson(trx, args)
   }
 
   let conflicts: PersonFound['conflicts'] = []
   if (args.linkByUnionId && login.unionId !== null) {
-    // Two first logins with one unionid, at once, would each find no holder: one waits here.
-    await lockName(trx, `unionid\n${login.platform}\n${login.unionId}`)
-    const holders = await findHoldersOfUnionId(trx, login.platform, login.unionId, ONE_TOO_MANY)
+    // Two first logins with one unionid, at once, would each find no holder: one waits here, and
+    // then reads what the other committed.
+    if (await lockName(trx, `unionid\n${login.platform}\n${login.unionId}`)) {
+      found = await findLoginCandidates(trx, login)
+      if (found.known !== null || found.unknownApp !== null) return findPerson(trx, args)
+    }
+    const holders = found.complete
+      ? found.holders
+      : await findHoldersOfUnionId(trx, login.platform, login.unionId, ONE_TOO_MANY)
     const [holder] = holders
     if (holders.length === 1 && holder !== undefined) {
       await lockUser(trx, holder)
@@ -90,7 +95,7 @@ export async function findPerson(
       if (added === null) return findPerson(trx, args)
       return { userId: holder, identityId: added.id, person: 'joined', conflicts }
     }
-    conflicts = await withOpenIds(trx, holders)
+    conflicts = await withOpenIds(trx, holders.slice(0, ONE_TOO_MANY + 1))
   }
 
   await insertUser(trx, args.userId, now)
@@ -114,13 +119,16 @@ export async function findPerson(
 async function returning(
   trx: Queryable,
   known: MessengerIdentityRef,
+  found: LoginCandidates,
   { login, linkByUnionId, now }: { login: MessengerLogin; linkByUnionId: boolean; now: number },
 ): Promise<PersonFound> {
   await lockUser(trx, known.userId)
   await refreshMessengerIdentity(trx, known.id, login, now)
   let conflicts: PersonFound['conflicts'] = []
   if (linkByUnionId && login.unionId !== null && login.unionId !== known.unionId) {
-    const holders = await findHoldersOfUnionId(trx, login.platform, login.unionId, ONE_TOO_MANY + 1)
+    const holders = found.complete
+      ? found.holders
+      : await findHoldersOfUnionId(trx, login.platform, login.unionId, ONE_TOO_MANY + 1)
     conflicts = await withOpenIds(
       trx,
       holders.filter((holder) => holder !== known.userId),

@@ -28,6 +28,14 @@ const show: Command = {
         id: user.id,
         openId: user.openId,
         unionId: user.unionId,
+        // Every way a messenger platform knows the person (docs/identities.md); never a key.
+        identities: user.identities.map((identity) => ({
+          platform: identity.platform,
+          appId: identity.appId,
+          openId: identity.openId,
+          unionId: identity.unionId,
+          createdAt: new Date(identity.createdAt).toISOString(),
+        })),
         createdAt: iso(user.createdAt),
         updatedAt: iso(user.updatedAt),
         // The tier GET /session answers now: the one rule (sessions/tier.ts), lapse included.
@@ -50,6 +58,11 @@ const show: Command = {
         ['user', view.id],
         ['openId', view.openId],
         ['unionId', view.unionId ?? '-'],
+        ...view.identities.map((identity): [string, string] => [
+          'identity',
+          `${identity.platform} ${identity.appId ?? '(app not recorded)'} ${identity.openId}` +
+            (identity.unionId === null ? '' : ` unionid ${identity.unionId}`),
+        ]),
         ['created', view.createdAt ?? '-'],
         ['updated', view.updatedAt ?? '-'],
         ['tier', view.tier ?? 'none (no live session)'],

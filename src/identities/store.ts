@@ -35,17 +35,85 @@ export interface MessengerLogin {
 }
 
 // Registration runs these on every login: built and compiled once, then only run.
-const findMessenger = precompiled(
-  (db, platform: string, appId: string, openId: string) =>
-    db
+
+/**
+ * Registration's one read (docs/identities.md, "The key check"): the identity of the login, the
+ * same openId's identity from before apps were recorded, and the identities on the platform that
+ * hold its unionid, in one statement. Each condition is one index's (SQLite unites the two).
+ */
+export const findLoginCandidatesStatement = precompiled(
+  (db, platform: string, appId: string, openId: string, unionId: string | null) => {
+    const columns = ['id', 'user_id', 'realm', 'subject', 'union_id', 'created_at'] as const
+    const onPlatform = db
       .selectFrom('identities')
-      .select(['id', 'user_id', 'union_id'])
+      .select(columns)
       .where('kind', '=', MESSENGER)
       .where('provider', '=', platform)
-      .where('realm', '=', appId)
-      .where('subject', '=', openId),
-  3,
+    // Two index lookups, united: the openId's (in this app, or in none recorded), the unionid's.
+    return db
+      .selectFrom(
+        onPlatform
+          .where('realm', 'in', [appId, UNKNOWN_APP])
+          .where('subject', '=', openId)
+          .unionAll(onPlatform.where('union_id', '=', unionId))
+          .as('candidates'),
+      )
+      .selectAll()
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(CANDIDATES)
+  },
+  4,
 )
+
+/** More identities sharing a unionid than this are read again, in full, by `findHoldersOfUnionId`. */
+const CANDIDATES = 16
+
+/** What registration's one read found for a login. */
+export interface LoginCandidates {
+  /** The identity (platform, appId, openId). */
+  known: MessengerIdentityRef | null
+  /** The openId's identity from before apps were recorded (UNKNOWN_APP). */
+  unknownApp: MessengerIdentityRef | null
+  /** The people whose identities hold the login's unionid, oldest identity first. */
+  holders: string[]
+  /** False when there were more candidates than one read takes: `holders` may be short. */
+  complete: boolean
+}
+
+/** The identities registration decides between, in one read. */
+export async function findLoginCandidates(
+  db: Queryable,
+  login: { platform: string; appId: string; openId: string; unionId: string | null },
+): Promise<LoginCandidates> {
+  const { rows } = await findLoginCandidatesStatement(
+    db,
+    login.platform,
+    login.appId,
+    login.openId,
+    login.unionId,
+  )
+  const ref = (row: (typeof rows)[number]): MessengerIdentityRef => ({
+    id: row.id,
+    userId: row.user_id,
+    unionId: row.union_id,
+  })
+  const own = (row: (typeof rows)[number], realm: string) =>
+    row.subject === login.openId && row.realm === realm
+  const known = rows.find((row) => own(row, login.appId))
+  const unknownApp = rows.find((row) => own(row, UNKNOWN_APP))
+  const holders: string[] = []
+  for (const row of rows) {
+    if (login.unionId !== null && row.union_id === login.unionId && !holders.includes(row.user_id))
+      holders.push(row.user_id)
+  }
+  return {
+    known: known === undefined ? null : ref(known),
+    unknownApp: unknownApp === undefined ? null : ref(unknownApp),
+    holders,
+    complete: rows.length < CANDIDATES,
+  }
+}
 
 const refreshMessenger = precompiled(
   (db, id: string, encryptedSessionKey: string, unionId: string | null, now: number) =>
@@ -60,16 +128,6 @@ const refreshMessenger = precompiled(
   4,
 )
 
-/** The messenger identity (platform, appId, openId), or null. */
-export async function findMessengerIdentity(
-  db: Queryable,
-  login: { platform: string; appId: string; openId: string },
-): Promise<MessengerIdentityRef | null> {
-  const { rows } = await findMessenger(db, login.platform, login.appId, login.openId)
-  const row = rows[0]
-  return row === undefined ? null : { id: row.id, userId: row.user_id, unionId: row.union_id }
-}
-
 /**
  * A returning login: the identity keeps the platform's new session key, and a unionid that
  * arrives is stored (a later one replaces an earlier: the app moved to another open-platform account).
@@ -81,17 +139,6 @@ export async function refreshMessengerIdentity(
   now: number,
 ): Promise<void> {
   await refreshMessenger(db, identityId, login.encryptedSessionKey, login.unionId, now)
-}
-
-/**
- * The identity of an openId moved from before the app was recorded (UNKNOWN_APP), on this
- * platform, or null: the first login from an app claims it (`claimUnknownApp`).
- */
-export async function findIdentityOfUnknownApp(
-  db: Queryable,
-  login: { platform: string; openId: string },
-): Promise<MessengerIdentityRef | null> {
-  return findMessengerIdentity(db, { ...login, appId: UNKNOWN_APP })
 }
 
 /** The identity now belongs to `appId`; false when another login claimed it first. */
@@ -224,20 +271,6 @@ export async function firstOpenIdOf(db: Queryable, userId: string): Promise<stri
   return row?.subject ?? null
 }
 
-/** The openId of each of these messenger identities, by id. */
-export async function openIdsOfIdentities(
-  db: Queryable,
-  identityIds: readonly string[],
-): Promise<Map<string, string>> {
-  if (identityIds.length === 0) return new Map()
-  const rows = await db
-    .selectFrom('identities')
-    .select(['id', 'subject'])
-    .where('id', 'in', identityIds)
-    .execute()
-  return new Map(rows.map((row) => [row.id, row.subject ?? '']))
-}
-
 /**
  * The person an openId names: any of their messenger identities, on any platform and app (the
  * command line and the console take any of a person's openIds). The first created wins should
@@ -254,26 +287,6 @@ export async function findPersonByOpenId(db: Queryable, openId: string): Promise
     .limit(1)
     .executeTakeFirst()
   return row?.user_id ?? null
-}
-
-/**
- * The people these openIds name (any of their identities, on any platform or app): openId →
- * person. The import from the original server checks its users against them.
- */
-export async function findPeopleByOpenIds(
-  db: Queryable,
-  openIds: readonly string[],
-): Promise<Map<string, string>> {
-  if (openIds.length === 0) return new Map()
-  const rows = await db
-    .selectFrom('identities')
-    .select(['subject', 'user_id'])
-    .where('kind', '=', MESSENGER)
-    .where('subject', 'in', openIds)
-    .orderBy('created_at', 'desc')
-    .execute()
-  // Oldest last, so the oldest wins.
-  return new Map(rows.map((row) => [row.subject ?? '', row.user_id]))
 }
 
 /**

@@ -56,12 +56,6 @@ export async function deleteUser(db: Queryable, userId: string): Promise<void> {
   await db.deleteFrom('users').where('id', '=', userId).execute()
 }
 
-/** Whether the person exists. */
-export async function userExists(db: Queryable, userId: string): Promise<boolean> {
-  const row = await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()
-  return row !== undefined
-}
-
 /** The person's row: when they were first registered and last changed. */
 export async function findUser(
   db: Queryable,

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { latestAuditEvents } from '../../src/audit/store.js'
 import type { AccessDocument } from '../../src/accounts/access.js'
@@ -192,6 +194,41 @@ describe('one person, several apps', () => {
       (row) => row.type === 'identity-conflict' && row.open_id === third.openId,
     )
     assert.equal(more.length, 1)
+  })
+
+  it('the command line knows the person by any of their openIds, and lists every identity', async () => {
+    const unionId = fresh('union')
+    const main = await registerFromApp(stack, { appId: MAIN, openId: fresh('cli-m'), unionId })
+    stack.service.clock.advance(1000)
+    const market = await registerFromApp(stack, {
+      appId: 'wx-market',
+      openId: fresh('cli-k'),
+      unionId,
+    })
+    const env = {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: stack.service.config.database.url,
+      MESSENGER_APP_PLATFORMS: APPS,
+      LOG_LEVEL: 'warn',
+    }
+    const show = spawnSync(
+      process.execPath,
+      [resolve('bin/campusgate.js'), 'users', 'show', '--open-id', market.openId, '--json'],
+      { env, encoding: 'utf8', timeout: 60_000 },
+    )
+    assert.equal(show.status, 0, show.stderr)
+    const shown = JSON.parse(show.stdout) as {
+      openId: string
+      identities: { appId: string; openId: string }[]
+    }
+    assert.equal(shown.openId, main.openId, "the person's first openId")
+    assert.deepEqual(
+      shown.identities.map((identity) => [identity.appId, identity.openId]),
+      [
+        [MAIN, main.openId],
+        ['wx-market', market.openId],
+      ],
+    )
   })
 
   it('unionid joins stay within a platform', async () => {
