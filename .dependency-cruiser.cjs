@@ -61,12 +61,13 @@ module.exports = {
 
     may('main', 'cli/'),
     may(
-      ['services', 'app', 'cli/'],
+      ['services', 'composition/', 'app', 'cli/'],
       'accounts/',
       'app',
       'audit/',
       'backup/',
       'clock',
+      'composition/',
       'config',
       'console/',
       'db/',

@@ -295,9 +295,6 @@ export function createSessions(options: SessionsOptions): Sessions {
       return ended
     },
 
-    counts() {
-      const now = clock.now().getTime()
-      return store.counts(now, rule.maxAgeMs === null ? null : now - rule.maxAgeMs)
-    },
+    counts: () => store.liveCounts(),
   }
 }

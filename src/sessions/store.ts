@@ -80,6 +80,8 @@ export interface SessionStore {
   findExpired(now: number, createdBefore: number | null, limit: number): Promise<string[]>
   /** Live sessions and their users at `now`, for the metrics. */
   counts(now: number, createdAfter: number | null): Promise<SessionCounts>
+  /** `counts` now, by the store's rule (SESSION_MAX_AGE included): what `/metrics` shows. */
+  liveCounts(): Promise<SessionCounts>
 }
 
 export interface SessionCounts {
@@ -112,6 +114,31 @@ export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): Sessi
     )
     return batch.map((due) => expiries.get(due.sessionId) ?? null)
   }, TOUCH_BATCH_MAX)
+
+  async function countLive(now: number, createdAfter: number | null): Promise<SessionCounts> {
+    const perUser = kysely
+      .selectFrom('sessions')
+      .select((eb) => ['user_id', eb.fn.countAll<number | string>().as('live')])
+      .where('expires_at', '>', now)
+      .$if(createdAfter !== null, (query) => query.where('created_at', '>', createdAfter!))
+      .groupBy('user_id')
+      .as('per_user')
+    const row = await kysely
+      .selectFrom(perUser)
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<number | string>('live'), eb.lit(0)).as('live'),
+        eb.fn.countAll<number | string>().as('users'),
+        eb.fn
+          .sum<number | string>(eb.case().when('live', '>', 1).then(1).else(0).end())
+          .as('several'),
+      ])
+      .executeTakeFirstOrThrow()
+    return {
+      live: Number(row.live),
+      users: Number(row.users),
+      usersWithSeveral: Number(row.several ?? 0),
+    }
+  }
 
   return {
     async check(keyHash) {
@@ -203,30 +230,12 @@ export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): Sessi
       return findExpiredSessionIds(kysely, now, createdBefore, limit)
     },
 
-    async counts(now, createdAfter) {
-      const perUser = kysely
-        .selectFrom('sessions')
-        .select((eb) => ['user_id', eb.fn.countAll<number | string>().as('live')])
-        .where('expires_at', '>', now)
-        .$if(createdAfter !== null, (query) => query.where('created_at', '>', createdAfter!))
-        .groupBy('user_id')
-        .as('per_user')
-      const row = await kysely
-        .selectFrom(perUser)
-        .select((eb) => [
-          eb.fn.coalesce(eb.fn.sum<number | string>('live'), eb.lit(0)).as('live'),
-          eb.fn.countAll<number | string>().as('users'),
-          eb.fn
-            .sum<number | string>(eb.case().when('live', '>', 1).then(1).else(0).end())
-            .as('several'),
-        ])
-        .executeTakeFirstOrThrow()
-      return {
-        live: Number(row.live),
-        users: Number(row.users),
-        usersWithSeveral: Number(row.several ?? 0),
-      }
+    liveCounts() {
+      const now = clock.now().getTime()
+      return countLive(now, rule.maxAgeMs === null ? null : now - rule.maxAgeMs)
     },
+
+    counts: countLive,
   }
 }
 
