@@ -32,8 +32,19 @@ export interface Words {
   signIn: {
     title: string
     lead: string
+    getLinkTitle: string
     getLink: string
-    button: string
+    /** An operator and the short name of its role: `alice (admin)`. */
+    as(operator: string, role: string): string
+    role: Record<OperatorRole, string>
+    /** The one button, shown only with a link: `Sign in as alice (admin)`. */
+    signInAs(named: string): string
+    /** This browser is signed in already (the page was opened from the console). */
+    held(named: string): string
+    /** Said above the button when signing in would switch this browser to another operator. */
+    switching(held: string, next: string): string
+    checking: string
+    failed: string
     invalidTitle: string
     invalid: string
     university: string
@@ -240,9 +251,17 @@ const EN: Words = {
   },
   signIn: {
     title: 'Sign in to the console',
-    lead: 'Open the sign-in address the command line printed; this page then signs you in.',
+    lead: 'Open the sign-in address the command line printed: this page then shows whom it signs you in as, and signs you in when you press the button.',
+    getLinkTitle: 'How to get a sign-in link',
     getLink: 'On the server, run this to get an address valid for 10 minutes, for one sign-in:',
-    button: 'Sign in',
+    as: (operator, role) => `${operator} (${role})`,
+    role: { admin: 'admin', viewer: 'viewer' },
+    signInAs: (named) => `Sign in as ${named}`,
+    held: (named) => `This browser is signed in as ${named}.`,
+    switching: (held, next) =>
+      `This browser is signed in as ${held}. Signing in as ${next} ends that session and switches this browser to ${next}.`,
+    checking: 'Checking the sign-in link…',
+    failed: 'The sign-in link could not be checked. Reload the page and try again.',
     invalidTitle: 'This sign-in link is invalid or used',
     invalid:
       'A sign-in link works once, for 10 minutes. Ask for a new one with campusgate console link.',
@@ -457,9 +476,17 @@ const ZH: Words = {
   },
   signIn: {
     title: '登录控制台',
-    lead: '打开命令行打印的登录地址，本页面会为你登录。',
+    lead: '打开命令行打印的登录地址：本页面会显示将以谁的身份登录，你按下按钮后才会登录。',
+    getLinkTitle: '如何获取登录链接',
     getLink: '在服务器上运行以下命令，获取一个 10 分钟内有效、只能使用一次的地址：',
-    button: '登录',
+    as: (operator, role) => `${operator}（${role}）`,
+    role: { admin: '管理员', viewer: '只读查看者' },
+    signInAs: (named) => `以 ${named}身份登录`,
+    held: (named) => `此浏览器当前以 ${named}身份登录。`,
+    switching: (held, next) =>
+      `此浏览器当前以 ${held}身份登录。以 ${next}身份登录会结束该会话，并将此浏览器切换为 ${next}。`,
+    checking: '正在检查登录链接…',
+    failed: '无法检查登录链接。请刷新页面后重试。',
     invalidTitle: '此登录链接无效或已被使用',
     invalid: '登录链接只能使用一次，有效期 10 分钟。请用 campusgate console link 获取新链接。',
     university: '使用大学账号登录',
