@@ -111,6 +111,9 @@ export function guardConsole(app: FastifyInstance, options: SectionOptions): voi
     if (!csrfOk) return refuse(request, reply, CSRF_FAILED, csrfPage)
     const session = request.consoleSession
     if (signIn || session === null || request.routeOptions.config.consoleAnyRole === true) return
+    // A path that is no action is answered 404 by the not-found handler, for every role: no
+    // refusal is recorded for what could never have been done.
+    if (request.is404) return
     if (session.role !== 'admin') {
       await consoleSessions.refuseAction(session, request.ip, pathOf(request))
       return refuse(request, reply, ERRORS.operatorRole.code, rolePage)
