@@ -131,7 +131,10 @@ export interface AuditQuery {
   openId: string | null
   userId?: string | null
   type: string | null
-  /** `console:alice`, `cli:root`, `api`, `system`; an operator's bare name matches `console:NAME`. */
+  /**
+   * `console:alice`, `cli:root`, `api`, `system`; an operator's bare name matches `console:NAME`;
+   * in any case.
+   */
   actor: string | null
   /** The client address, or the start of one (`10.1.`). */
   ip: string | null
@@ -154,9 +157,9 @@ export async function pageAuditEvents(
   } else if (openId !== null) query = query.where('open_id', '=', openId)
   if (filter.type !== null) query = query.where('type', '=', filter.type)
   if (actor !== null) {
-    query = query.where((eb) =>
-      eb.or([eb('actor', '=', actor), eb('actor', '=', `console:${actor}`)]),
-    )
+    // In any case: `Alice`, `alice` and `ALICE` find the operator alice (docs/console.md, "Audit").
+    const named = actor.toLowerCase()
+    query = query.where(sql<boolean>`lower(actor) in (${named}, ${`console:${named}`})`)
   }
   if (ip !== null) query = query.where(sql<boolean>`ip like ${likePrefix(ip)} escape '\\'`)
   if (filter.since !== null) query = query.where('at', '>=', filter.since)

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Queryable } from '../db/schema.js'
-import { likePrefix, offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
+import { likeInfix, offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
 import type { Tier } from '../sessions/service.js'
 
 /**
@@ -134,16 +134,39 @@ export interface UserRowView {
 }
 
 export interface UserQuery {
-  /** openId, university email or subject by prefix in any case, or a confirmation address. */
+  /** Any part of an id, university subject, email or name in any case, or a confirmation address. */
   search: string
   tier: UserTier | null
   sort: 'created' | 'active'
 }
 
 /**
+ * The users search (docs/console.md, "Users"): any part of an openId, unionId, university subject,
+ * university email or name, in any case (LIKE's `%` and `_` match themselves), or the exact address
+ * (any case) a user asked confirmation mail for, whatever became of the link. The one place that
+ * knows which columns find a person: a condition on `users`, for the lists and their downloads.
+ */
+export function userSearch(search: string) {
+  const text = search.toLowerCase()
+  const part = likeInfix(text)
+  const like = (column: string) =>
+    sql<boolean>`lower(${sql.ref(`users.${column}`)}) like ${part} escape '\\'`
+  return sql<boolean>`(${sql.join(
+    [
+      like('open_id'),
+      like('union_id'),
+      like('university_subject'),
+      like('university_email'),
+      like('university_name'),
+      sql<boolean>`users.id in (select m.user_id from mail_outbox m where lower(m.recipient) = ${text})`,
+    ],
+    sql` or `,
+  )})`
+}
+
+/**
  * One page of users and how many the query finds. Newest first, or most recently active first;
- * the search matches an openId, university email or university subject by its start in any case,
- * and the exact address a user asked confirmation mail for.
+ * searched by `userSearch`.
  */
 export async function pageUsers(
   db: Queryable,
@@ -156,19 +179,7 @@ export async function pageUsers(
     string | null
   >`(select max(d.day) from user_active_days d where d.user_id = users.id)`
   let rows = db.selectFrom('users')
-  const search = query.search.toLowerCase()
-  if (search !== '') {
-    const prefix = likePrefix(search)
-    rows = rows.where((eb) =>
-      eb.or([
-        sql<boolean>`lower(users.open_id) like ${prefix} escape '\\'`,
-        sql<boolean>`lower(users.university_email) like ${prefix} escape '\\'`,
-        sql<boolean>`lower(users.university_subject) like ${prefix} escape '\\'`,
-        // The address a user typed for a confirmation mail, whatever became of the link.
-        sql<boolean>`users.id in (select m.user_id from mail_outbox m where lower(m.recipient) = ${search})`,
-      ]),
-    )
-  }
+  if (query.search !== '') rows = rows.where(userSearch(query.search))
   if (query.tier === 'none') rows = rows.where(sql<boolean>`not ${hasLiveSession}`)
   if (query.tier === 'messenger-registered') {
     rows = rows.where(hasLiveSession).where(sql<boolean>`not ${linkedNow(now, linkMaxAgeMs)}`)

@@ -23,7 +23,17 @@ export function offsetOf(page: number): number {
   return (page - 1) * PAGE_SIZE
 }
 
+/** `text` with LIKE's wildcards and escape character escaped (with `ESCAPE '\'`). */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`)
+}
+
 /** `text` as a LIKE pattern that matches it literally, as a prefix (with `ESCAPE '\'`). */
 export function likePrefix(text: string): string {
-  return `${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+  return `${likeLiteral(text)}%`
+}
+
+/** `text` as a LIKE pattern that matches it literally anywhere in a value (with `ESCAPE '\'`). */
+export function likeInfix(text: string): string {
+  return `%${likeLiteral(text)}%`
 }

@@ -114,19 +114,27 @@ describe('the operator console: users, mail, audit, overview', () => {
     assert.notEqual(listed(await page('/console/users'))[0], 'list-00')
   })
 
-  it('finds a user by the start of its openId, email or subject in any case, and by a confirmation address', async () => {
+  it('finds a user by any part of its openId, unionId, subject, email or name in any case, and by a confirmation address', async () => {
     const user = await registerUniversity(stack, 'Found.Me@example.edu')
     const row = await userRowOf(stack, user.openId)
     assert.ok(row.university_subject)
     assert.ok(row.university_email)
+    assert.ok(row.union_id)
     const href = `href="/console/users/${encodeURIComponent(user.openId)}"`
-    for (const query of [
+    const middle = (text: string) => text.slice(3, -3)
+    const queries = [
       user.openId,
       user.openId.slice(0, 6).toUpperCase(),
+      middle(user.openId).toUpperCase(),
+      user.openId.slice(-5),
+      middle(row.union_id),
       row.university_email.toUpperCase(),
       row.university_email.slice(0, 5),
-      row.university_subject.slice(0, 4),
-    ]) {
+      middle(row.university_email).toUpperCase(),
+      middle(row.university_subject),
+      ...(row.university_name === null ? [] : [middle(row.university_name).toLowerCase()]),
+    ]
+    for (const query of queries) {
       assert.ok((await page(`/console/users?q=${encodeURIComponent(query)}`)).includes(href), query)
     }
     // The address a student typed for the confirmation mail (no link made yet).
@@ -140,11 +148,13 @@ describe('the operator console: users, mail, audit, overview', () => {
     assert.deepEqual(listed(await page('/console/users?q=typed.address%40example.EDU')), [
       asker.openId,
     ])
+    // Only the exact address: a part of it finds nobody (it was typed, never proven).
     assert.deepEqual(listed(await page('/console/users?q=typed.addr')), [])
     assert.match(await page('/console/users?q=nobody-at-all'), /No user matches/)
     // LIKE's wildcards are searched for literally.
-    assert.deepEqual(listed(await page('/console/users?q=%25')), [])
-    assert.deepEqual(listed(await page('/console/users?q=_')), [])
+    assert.deepEqual(listed(await page('/console/users?q=list%250')), [])
+    assert.deepEqual(listed(await page('/console/users?q=list_0')), [])
+    assert.notDeepEqual(listed(await page('/console/users?q=list-0')), [])
   })
 
   it("shows a user's tier, sessions, university identity, trail and events, and no secret", async () => {
@@ -303,6 +313,12 @@ describe('the operator console: users, mail, audit, overview', () => {
     const byOperator = await page('/console/audit?actor=alice')
     assert.match(byOperator, /console:alice/)
     assert.doesNotMatch(byOperator, /<td data-label="Actor">api<\/td>/)
+    // In any case, the bare name or the whole actor.
+    for (const actor of ['ALICE', 'Alice', 'Console:Alice']) {
+      const found = await page(`/console/audit?actor=${encodeURIComponent(actor)}`)
+      assert.match(found, /<td data-label="Actor">console:alice<\/td>/, actor)
+      assert.doesNotMatch(found, /<td data-label="Actor">api<\/td>/, actor)
+    }
     assert.match(
       await page('/console/audit?ip=127.0.'),
       /<td data-label="Address">127\.0\.0\.1<\/td>/,
