@@ -20,6 +20,7 @@ import * as m0011 from './migrations/0011_console.js'
 import * as m0012 from './migrations/0012_sessions_expiry_floor.js'
 import * as m0013 from './migrations/0013_sessions_per_device.js'
 import * as m0014 from './migrations/0014_console_roles.js'
+import * as m0018 from './migrations/0018_console_list_indexes.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_sessions_expiry_floor': m0012,
   '0013_sessions_per_device': m0013,
   '0014_console_roles': m0014,
+  '0018_console_list_indexes': m0018,
 }
 
 /** Every migration this build knows, for Kysely's `Migrator`. */
