@@ -192,3 +192,21 @@ export async function readUniversityIdentity(
     isStudent: row.university_is_student === null ? null : row.university_is_student === 1,
   }
 }
+
+/**
+ * Which of `openIds` still name a user: a list shows the others as erased, never as a link to a
+ * page that is gone (the audit trail and the lifecycle events outlive the user).
+ */
+export async function existingOpenIds(
+  db: Queryable,
+  openIds: readonly (string | null)[],
+): Promise<ReadonlySet<string>> {
+  const wanted = [...new Set(openIds.filter((id): id is string => id !== null && id !== ''))]
+  if (wanted.length === 0) return new Set()
+  const rows = await db
+    .selectFrom('users')
+    .select('open_id')
+    .where('open_id', 'in', wanted)
+    .execute()
+  return new Set(rows.map((row) => row.open_id))
+}

@@ -37,3 +37,16 @@ export function likePrefix(text: string): string {
 export function likeInfix(text: string): string {
   return `%${likeLiteral(text)}%`
 }
+
+/**
+ * A list's page `page`, or its last page when `page` is past the end (a link kept after the
+ * list shrank, a number typed): never an empty page of a list that has rows.
+ */
+export async function pageWithin<T>(
+  page: number,
+  read: (page: number) => Promise<Paged<T>>,
+): Promise<Paged<T>> {
+  const list = await read(page)
+  if (list.rows.length > 0 || list.total === 0 || page === 1) return list
+  return read(Math.max(1, Math.ceil(list.total / PAGE_SIZE)))
+}

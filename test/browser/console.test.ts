@@ -212,7 +212,10 @@ describe('the operator console in a browser', () => {
     await page.getByRole('link', { name: 'Users' }).focus()
     await page.keyboard.press('Enter')
     await page.waitForURL(/\/console\/users$/)
-    await page.getByText(/^1–\d+ of \d+$/).waitFor()
+    await page
+      .getByText(/^1–\d+ of \d+$/)
+      .first()
+      .waitFor()
     await checkPage(page, 'users-en')
     await inChinese(page, 'users')
     await page.goto(`${stack.service.url}/console/users`)
@@ -236,38 +239,58 @@ describe('the operator console in a browser', () => {
       user: { openId: string }
     }
     assert.equal(document.user.openId, doomed.openId)
+    // "Revoke all sessions" asks first, saying what the student loses; then comes back here.
+    const userUrl = page.url()
     await page.getByRole('button', { name: 'Revoke all sessions' }).focus()
     await page.keyboard.press('Enter')
-    await page.getByRole('status').filter({ hasText: 'Every session is revoked.' }).waitFor()
+    await page.waitForURL(/\/revoke-all\?/)
+    await page.getByText(/until they prove membership again|The student is at tier 1/).waitFor()
+    await checkPage(page, 'revoke-all-en')
+    await page.getByRole('button', { name: 'Revoke all sessions' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('status').filter({ hasText: 'Every session is revoked: 1.' }).waitFor()
+    assert.equal(page.url().split('?')[0], userUrl, 'back on the page it came from')
     assert.equal(await page.getByRole('button', { name: 'Revoke session' }).count(), 0)
     await page.getByLabel('Type the openId to confirm').fill(doomed.openId)
     await page.getByRole('button', { name: 'Erase user' }).focus()
     await page.keyboard.press('Enter')
-    await page.getByRole('status').filter({ hasText: 'The user is erased.' }).waitFor()
+    await page.getByRole('status').filter({ hasText: 'Users erased: 1.' }).waitFor()
 
     // The linked user's page, with its university identity, in Chinese.
     await page.goto(`${stack.service.url}/console/users/${encodeURIComponent(linked.openId)}`)
     await inChinese(page, 'user')
 
-    // Dead events: page 2, then "Retry all" for the endpoint.
+    // Dead events of the endpoint: page 2 (from the pager under the list), then "Retry all".
     await page.goto(`${stack.service.url}/console/events?state=dead`)
-    await page.getByText(/^1–50 of 5\d$/).waitFor()
-    await page.getByRole('link', { name: 'Next' }).focus()
+    await page.getByLabel('Endpoint').selectOption({ index: 1 })
+    await page.getByRole('button', { name: 'Show' }).click()
+    await page.waitForURL(/endpoint=[0-9a-f]{16}/)
+    await page
+      .getByText(/^1–50 of 5\d$/)
+      .first()
+      .waitFor()
+    await page.getByRole('link', { name: 'Next' }).last().focus()
     await page.keyboard.press('Enter')
     await page.waitForURL(/page=2/)
-    await page.getByText(/^51–5\d of 5\d$/).waitFor()
+    await page
+      .getByText(/^51–5\d of 5\d$/)
+      .first()
+      .waitFor()
     await checkPage(page, 'events-en')
     await inChinese(page, 'events')
-    await page.getByRole('link', { name: '上一页' }).click()
-    await page.waitForURL((url) => !url.searchParams.has('page'))
     failing = false
+    const view = new URL(page.url())
     await page.getByRole('button', { name: '全部重试' }).focus()
     await page.keyboard.press('Enter')
     await page
       .getByRole('status')
-      .filter({ hasText: '该端点所有已失败的投递已重新进入待投递。' })
+      .filter({ hasText: /该端点已失败的投递已重新进入待投递：5\d 个。/ })
       .waitFor()
-    assert.equal(new URL(page.url()).searchParams.get('lang'), 'zh-CN', 'the language is kept')
+    // Back to the view it came from: state, endpoint, page and language.
+    const back = new URL(page.url())
+    for (const name of ['state', 'endpoint', 'page', 'lang']) {
+      assert.equal(back.searchParams.get(name), view.searchParams.get(name), name)
+    }
 
     await page.goto(`${stack.service.url}/console/mail`)
     await checkPage(page, 'mail-en')
