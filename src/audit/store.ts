@@ -152,7 +152,7 @@ function filteredTrail(db: Queryable, filter: AuditQuery) {
   } else if (openId !== null) query = query.where('open_id', '=', openId)
   if (filter.type !== null) query = query.where('type', '=', filter.type)
   if (actor !== null) {
-    // In any case: `Alice`, `alice` and `ALICE` find the operator alice (docs/console.md, "Audit").
+    // In any case: `Alice`, `alice` and `ALICE` find the operator alice (docs/console.md, "What each page shows").
     const named = actor.toLowerCase()
     query = query.where(sql<boolean>`lower(actor) in (${named}, ${`console:${named}`})`)
   }

@@ -131,7 +131,7 @@ export interface UserQuery {
 }
 
 /**
- * The users search (docs/console.md, "Users"): any part of an openId, unionId, university subject,
+ * The users search (docs/console.md, "What each page shows"): any part of an openId, unionId, university subject,
  * university email or name, in any case (LIKE's `%` and `_` match themselves), or the exact address
  * (any case) a user asked confirmation mail for, whatever became of the link. The one place that
  * knows which columns find a person: a condition on `users`, for the list and its download.

@@ -4,7 +4,7 @@ import { offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
 import { linkedNow, userSearch, type UserQuery, type UserTier } from './reads.js'
 
 /**
- * The users list and its download (docs/console.md, "Users"), read in two steps so its cost does
+ * The users list and its download (docs/console.md, "What each page shows"), read in two steps so its cost does
  * not grow with the users it passes over: first which users, in order (their ids, from the
  * indexes where there is no filter), then what the page shows of those alone — the tier and the
  * last active day are read for fifty users, not for every one. Read only.

@@ -19,7 +19,7 @@ import {
 } from '../helpers/stack.js'
 
 /**
- * docs/console.md, "Every list", "A user's page" and "Downloads": a page past the end is the last
+ * docs/console.md, "What each page shows" and "Downloads": a page past the end is the last
  * one, "Previous" and "Next" stand under a long list too, an erased user is never a link, a user's
  * page shows its mail and asks before "Revoke all sessions", and the users and audit lists
  * download whole as CSV.

@@ -66,7 +66,7 @@ export function eventRows(
 
 /**
  * A user named in a list: a link to its page while it exists; an erased one's openId as text,
- * marked "erased" (docs/console.md, "Every list").
+ * marked "erased" (docs/console.md, "What each page shows").
  */
 export function userCell(
   context: PageContext,

@@ -15,7 +15,7 @@ export interface PageKit {
   /**
    * 303 after an action back to the view its form came from (its `back` field: state, endpoint,
    * filters, page, language), or to `fallback` without one, saying what happened and to how
-   * many things (docs/console.md, "Actions").
+   * many things (docs/console.md, "What each page shows").
    */
   back(
     request: FastifyRequest,

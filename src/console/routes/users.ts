@@ -148,7 +148,7 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
     operatorOrigin(request.consoleSession!.operator, request.ip)
   const userPath = (openId: string) => `/console/users/${encodeURIComponent(openId)}`
 
-  // "Revoke all sessions" asks first (docs/console.md, "A user's page"): this page says what it
+  // "Revoke all sessions" asks first (docs/console.md, "What each page shows"): this page says what it
   // does to the student, and only its button revokes.
   app.get<{ Params: { openId: string } }>(
     '/users/:openId/revoke-all',
