@@ -6,11 +6,13 @@
 // Environment: BENCH_SECONDS, BENCH_ROUNDS, BENCH_POSTGRES_URL ("" leaves PostgreSQL out),
 // BENCH_ONLY (comma-separated scenario ids: run just those, with what they need), BENCH_PROFILE
 // (a directory: every server runs with --cpu-prof and leaves its profiles in DIR/<server>),
-// BENCH_NODE_FLAGS (node options, space-separated, for every server).
+// BENCH_NODE_FLAGS (node options, space-separated, for every server). The `console` scenario
+// (bench/console.ts: the operator console's pages with 100,000 users) runs after the others.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { measureConsole } from './console.js'
 import { BENCH_APP } from './harness/bench-app.js'
 import { loadDist } from './harness/dist.js'
 import { benchPort } from './harness/ports.js'
@@ -39,6 +41,9 @@ process.chdir(ROOT)
 
 const settings = settingsFrom(process.argv.slice(2), process.env)
 const plan = narrow(makePlan(settings), process.env.BENCH_ONLY)
+/** BENCH_ONLY names it, or names nothing. */
+const consoleWanted =
+  (process.env.BENCH_ONLY ?? '') === '' || process.env.BENCH_ONLY!.split(',').includes('console')
 const notes: string[] = []
 const log = (line: string): void => void process.stderr.write(`${line}\n`)
 
@@ -453,6 +458,18 @@ async function main(): Promise<number> {
       for (const scenario of order) await measure(scenario, round, settings.seconds)
     }
 
+    // The console's pages, each asked alone of a server of its own (the others stopped).
+    for (const server of servers.values()) server.pause()
+    const consolePages = consoleWanted
+      ? await measureConsole({
+          dist,
+          users: settings.quick ? 2_000 : 100_000,
+          postgresUrl: settings.postgresUrl,
+          rounds: settings.quick ? 3 : 15,
+          log,
+        })
+      : []
+
     const memory = Object.fromEntries(
       [...servers.values()].map((server) => [server.name, server.memory()]),
     )
@@ -465,6 +482,7 @@ async function main(): Promise<number> {
       notes,
       touchIntervalMs: interval,
       partial,
+      consolePages,
     })
   } finally {
     await Promise.all([...controls.values()].map((control) => control.close()))

@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
+import { consoleTable, type ConsolePageTiming } from '../console.js'
 import type { Plan, Settings } from './plan.js'
 import type { WrkResult } from './wrk.js'
 
@@ -30,6 +31,8 @@ export interface ReportInput {
   touchIntervalMs: number
   /** BENCH_ONLY or BENCH_SECONDS/BENCH_ROUNDS changed the run: not the reference figures. */
   partial: boolean
+  /** The console scenario's pages (bench/console.ts); empty when it did not run. */
+  consolePages: ConsolePageTiming[]
 }
 
 interface Median {
@@ -221,6 +224,7 @@ export function report(input: ReportInput): number {
     ),
   }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
+  const consoleWrong = input.consolePages.filter((page) => !page.ok)
 
   // Reads stay reads; a scenario meant to touch does (CI's --quick run fails otherwise).
   const touchProblems: string[] = []
@@ -311,6 +315,15 @@ export function report(input: ReportInput): number {
         ['unknown key within 20% of valid (≥ 0.8)', ratios.unknownVsValidKey, 0.8],
         ['unknown key within 20% of valid (≤ 1.2)', ratios.unknownVsValidKey, 1.2, 'max'],
         ['Express route with campusgate-node ≥ 1× with fetch', ratios.expressKitVsFetch, 1],
+        // docs/console.md, "Speed": each page under 200 ms with 100,000 users.
+        ...input.consolePages
+          .filter((page) => !page.page.startsWith('users CSV'))
+          .map((page) => [
+            `console ${page.page}, ${page.engine}, ${page.users} users ≤ 200 ms (median)`,
+            page.medianMs,
+            200,
+            'max',
+          ]),
       ].map(([name, value, bound, kind]) => ({
         target: name as string,
         value: value as number | null,
@@ -351,6 +364,7 @@ export function report(input: ReportInput): number {
     touchProblems,
     scenarios: plan.scenarios,
     runs,
+    consolePages: input.consolePages,
   }
   mkdirSync('bench/results', { recursive: true })
   // Only a full run replaces latest.json.
@@ -381,10 +395,15 @@ export function report(input: ReportInput): number {
     `registrations/s: SQLite ${results.registerPerSecond}, PostgreSQL ${results.registerPerSecondPostgres}`,
   )
   console.log('touches (counted in the database)', touches)
+  if (input.consolePages.length > 0) {
+    console.log('the console, one request at a time')
+    console.table(consoleTable(input.consolePages))
+  }
   if (targets.length > 0) console.table(targets)
   for (const note of input.notes) console.log(`note: ${note}`)
   console.log(`written to ${file}`)
   if (failures.length > 0) console.log(`WRONG STATUSES in: ${failures.map((s) => s.id).join(', ')}`)
   for (const problem of touchProblems) console.log(`TOUCH: ${problem}`)
-  return failures.length > 0 || touchProblems.length > 0 ? 1 : 0
+  for (const page of consoleWrong) console.log(`WRONG ANSWER from the console: ${page.page}`)
+  return failures.length > 0 || touchProblems.length > 0 || consoleWrong.length > 0 ? 1 : 0
 }

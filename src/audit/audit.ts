@@ -3,6 +3,7 @@ import type { AuditEventRow, Queryable } from '../db/schema.js'
 import { newId } from '../lib/secrets.js'
 import {
   auditEventsAfter,
+  auditEventsBefore,
   insertAuditEvent,
   insertAuditEvents,
   latestAuditEvents,
@@ -12,7 +13,7 @@ import {
 } from './store.js'
 import { offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
 
-export type { AuditQuery }
+export type { AuditCursor, AuditQuery }
 
 /**
  * What the trail records: each type once, as a key, so the compiler holds every list of types
@@ -84,6 +85,8 @@ export interface Audit {
 export interface AuditTrail {
   /** One page of the trail filtered, newest first, with the filtered trail's size. */
   page(filter: AuditQuery, page: number): Promise<Paged<AuditEventRow>>
+  /** The filtered trail's next `limit` events before `cursor` (null: the newest), newest first. */
+  before(filter: AuditQuery, cursor: AuditCursor | null, limit: number): Promise<AuditEventRow[]>
   /** The newest `limit` events (optionally of one openId), oldest first. */
   latest(limit: number, openId: string | null): Promise<AuditEventRow[]>
   /** Events after `cursor`, oldest first, at most `limit`. */
@@ -96,6 +99,7 @@ export function createAuditTrail(db: Queryable): AuditTrail {
       const found = await pageAuditEvents(db, filter, offsetOf(page), PAGE_SIZE)
       return { ...found, page }
     },
+    before: (filter, cursor, limit) => auditEventsBefore(db, filter, cursor, limit),
     latest: (limit, openId) => latestAuditEvents(db, limit, openId),
     after: (cursor, limit, openId) => auditEventsAfter(db, cursor, limit, openId),
   }

@@ -18,6 +18,11 @@ export interface PageContext {
   csrf: string | null
   /** The asset files' addresses, content-hashed (routes/assets.ts). */
   assets: { css: string; js: string }
+  /**
+   * This view (path and query, without the notice of an earlier action): every action's form
+   * carries it as `back`, and the action returns to it (routes/kit.ts). '' outside the console.
+   */
+  here: string
 }
 
 /**
@@ -51,8 +56,8 @@ export function csrfField(context: PageContext): string {
 }
 
 /**
- * A form with one button that POSTs to `action` (with the CSRF token, the page's language and
- * any hidden fields); nothing for an operator who may not act.
+ * A form with one button that POSTs to `action` (with the CSRF token, the page's language, the
+ * view to return to and any hidden fields); nothing for an operator who may not act.
  */
 export function actionButton(
   context: PageContext,
@@ -62,7 +67,8 @@ export function actionButton(
   className = '',
 ): string {
   if (!canAct(context)) return ''
-  const hidden = Object.entries(fields)
+  const back: Record<string, string> = context.here === '' ? {} : { back: context.here }
+  const hidden = Object.entries({ ...back, ...fields })
     .map(([name, value]) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`)
     .join('')
   return `<form method="post" action="${escapeHtml(href(context, action))}" class="inline">${csrfField(context)}${hidden}<button type="submit"${className === '' ? '' : ` class="${className}"`}>${escapeHtml(label)}</button></form>`

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { IdentityKind, Queryable } from '../db/schema.js'
-import { likePrefix, offsetOf, PAGE_SIZE, type Paged } from '../lib/paging.js'
+import { likeInfix } from '../lib/paging.js'
 import type { Tier } from '../sessions/service.js'
 
 /**
@@ -59,18 +59,14 @@ export interface Figures {
 
 /**
  * The SQL of "the person is at tier 2 now": the one rule (sessions/tier.ts), lapse included, over
- * their university identity (docs/identities.md).
+ * their university identity (docs/identities.md); `person` names the column of their id.
  */
-function linkedNow(userId: string, now: number, linkMaxAgeMs: number | null) {
-  return sql<boolean>`exists (select 1 from identities u where u.user_id = ${sql.ref(userId)}
+export function linkedNow(now: number, linkMaxAgeMs: number | null, person = 'users.id') {
+  return sql<boolean>`exists (select 1 from identities u where u.user_id = ${sql.ref(person)}
     and u.kind = 'university' and u.linked_at is not null and u.linked_at > ${
       linkMaxAgeMs === null ? -1 : now - linkMaxAgeMs
     })`
 }
-
-/** The SQL of the person's first openId (docs/identities.md): how the lists name them. */
-const firstOpenId = sql<string | null>`(select i.subject from identities i
-  where i.user_id = users.id and i.kind = 'messenger' order by i.created_at, i.id limit 1)`
 
 /** The overview's figures, from the database, so every instance shows the same. */
 export async function readFigures(
@@ -98,7 +94,7 @@ export async function readFigures(
         .sum<number | string | null>(
           eb
             .case()
-            .when(linkedNow('sessions.user_id', now, linkMaxAgeMs))
+            .when(linkedNow(now, linkMaxAgeMs, 'sessions.user_id'))
             .then(1)
             .else(0)
             .end(),
@@ -135,102 +131,38 @@ export async function readFigures(
 /** A user's tier now; `none` without a live session. */
 export type UserTier = Tier | 'none'
 
-export interface UserRowView {
-  id: string
-  openId: string
-  universityEmail: string | null
-  tier: UserTier
-  createdAt: number
-  /** The last UTC day ('YYYY-MM-DD') the user used a key; null when never counted. */
-  lastActiveDay: string | null
-}
-
 export interface UserQuery {
-  /** openId, university email or subject by prefix in any case, or a confirmation address. */
+  /** Any part of an id, university subject, email or name in any case, or a confirmation address. */
   search: string
   tier: UserTier | null
   sort: 'created' | 'active'
 }
 
 /**
- * One page of users and how many the query finds. Newest first, or most recently active first;
- * the search matches an openId, university email or university subject by its start in any case,
- * and the exact address a user asked confirmation mail for.
+ * The users search (docs/console.md, "What each page shows"): any part of an openId, unionId, university subject,
+ * university email or name, in any case (LIKE's `%` and `_` match themselves), or the exact address
+ * (any case) a user asked confirmation mail for, whatever became of the link. The one place that
+ * knows which columns find a person: a condition on `users`, for the list and its download.
+ *
+ * No index serves a match inside a value, so every identity is read once (docs/identities.md: a
+ * person's openIds, unionids and university identity are rows of `identities`), its columns
+ * joined into one lowered value with a separator no search holds: one `lower` and one `LIKE` an
+ * identity instead of five of each, and the people found come out of that one scan
+ * (docs/console.md, "Speed").
  */
-export async function pageUsers(
-  db: Queryable,
-  query: UserQuery,
-  at: { now: number; linkMaxAgeMs: number | null; page: number },
-): Promise<Paged<UserRowView>> {
-  const { now, linkMaxAgeMs } = at
-  const hasLiveSession = sql<boolean>`exists (select 1 from sessions s where s.user_id = users.id and s.expires_at > ${now})`
-  const lastActive = sql<
-    string | null
-  >`(select max(d.day) from user_active_days d where d.user_id = users.id)`
-  let rows = db.selectFrom('users')
-  const search = query.search.toLowerCase()
-  if (search !== '') {
-    const prefix = likePrefix(search)
-    rows = rows.where((eb) =>
-      eb.or([
-        sql<boolean>`exists (select 1 from identities i where i.user_id = users.id and (
-          lower(i.subject) like ${prefix} escape '\\' or lower(i.email) like ${prefix} escape '\\'))`,
-        // The address a user typed for a confirmation mail, whatever became of the link.
-        sql<boolean>`users.id in (select m.user_id from mail_outbox m where lower(m.recipient) = ${search})`,
-      ]),
-    )
-  }
-  if (query.tier === 'none') rows = rows.where(sql<boolean>`not ${hasLiveSession}`)
-  if (query.tier === 'messenger-registered') {
-    rows = rows
-      .where(hasLiveSession)
-      .where(sql<boolean>`not ${linkedNow('users.id', now, linkMaxAgeMs)}`)
-  }
-  if (query.tier === 'university-registered') {
-    rows = rows.where(hasLiveSession).where(linkedNow('users.id', now, linkMaxAgeMs))
-  }
-  let ordered = rows.select([
-    'users.id',
-    firstOpenId.as('open_id'),
-    sql<string | null>`(select u.email from identities u
-      where u.user_id = users.id and u.kind = 'university')`.as('university_email'),
-    'users.created_at',
-    hasLiveSession.as('live'),
-    linkedNow('users.id', now, linkMaxAgeMs).as('linked'),
-    lastActive.as('last_active'),
-  ])
-  if (query.sort === 'active') ordered = ordered.orderBy(sql`coalesce(${lastActive}, '')`, 'desc')
-  const [found, count] = await Promise.all([
-    ordered
-      .orderBy('users.created_at', 'desc')
-      .orderBy('users.id')
-      .offset(offsetOf(at.page))
-      .limit(PAGE_SIZE)
-      .execute(),
-    rows.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-  ])
-  return {
-    page: at.page,
-    total: Number(count.n),
-    rows: found.map((row) => ({
-      id: row.id,
-      openId: row.open_id ?? '',
-      universityEmail: row.university_email,
-      // Booleans come back as 0/1 from SQLite and true/false from PostgreSQL.
-      tier: !truthy(row.live)
-        ? 'none'
-        : truthy(row.linked)
-          ? 'university-registered'
-          : 'messenger-registered',
-      createdAt: Number(row.created_at),
-      lastActiveDay: row.last_active ?? null,
-    })),
-  }
+export function userSearch(search: string) {
+  // A control character is no part of any id, address or name: the separator stays unmatched.
+  // eslint-disable-next-line no-control-regex
+  const text = search.toLowerCase().replace(/[\u0000-\u001f]/g, '')
+  const columns = ['subject', 'union_id', 'email', 'name']
+  const joined = sql.join(
+    columns.map((column) => sql`coalesce(${sql.ref(`i.${column}`)}, '')`),
+    sql` || ${SEPARATOR} || `,
+  )
+  return sql<boolean>`(users.id in (select i.user_id from identities i where lower(${joined}) like ${likeInfix(text)} escape '\\') or users.id in (select m.user_id from mail_outbox m where lower(m.recipient) = ${text}))`
 }
 
-function truthy(value: unknown): boolean {
-  return value === true || value === 1 || value === '1' || value === 't'
-}
+const SEPARATOR = '\n'
 
 /** The university identity the person proved; null when never linked. No token, no binding hash. */
 export async function readUniversityIdentity(
@@ -257,4 +189,23 @@ export async function readUniversityIdentity(
     name: row.name,
     isStudent: row.is_student === null ? null : row.is_student === 1,
   }
+}
+
+/**
+ * Which of `openIds` still name a person: a list shows the others as erased, never as a link to a
+ * page that is gone (the audit trail and the lifecycle events outlive the person).
+ */
+export async function existingOpenIds(
+  db: Queryable,
+  openIds: readonly (string | null)[],
+): Promise<ReadonlySet<string>> {
+  const wanted = [...new Set(openIds.filter((id): id is string => id !== null && id !== ''))]
+  if (wanted.length === 0) return new Set()
+  const rows = await db
+    .selectFrom('identities')
+    .select('subject')
+    .where('kind', '=', sql.lit<IdentityKind>('messenger'))
+    .where('subject', 'in', wanted)
+    .execute()
+  return new Set(rows.map((row) => row.subject ?? ''))
 }

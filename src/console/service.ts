@@ -9,6 +9,7 @@ import {
   deleteConsoleSessionsOf,
   deleteStaleConsoleRows,
   findConsoleSession,
+  findUnusedSignInToken,
   insertConsoleSession,
   insertSignInToken,
   spendSignInToken,
@@ -48,8 +49,22 @@ export interface ConsoleSessions {
     role: OperatorRole,
     origin: Origin,
   ): Promise<{ token: string; expiresAt: number }>
-  /** Spends a link's token for a new session; null when it is unknown, used or expired. */
-  signIn(token: string, ip: string): Promise<{ cookie: string; session: ConsoleSession } | null>
+  /**
+   * Whom an unused link signs in as, without spending it (the sign-in page shows it before the
+   * operator presses the button); null when it is unknown, used or expired.
+   */
+  describeLink(
+    token: string,
+  ): Promise<{ operator: string; role: OperatorRole; expiresAt: number } | null>
+  /**
+   * Spends a link's token for a new session; null when it is unknown, used or expired. `replacing`
+   * is the session this browser held until now: it ends (signed out) with the new one's start.
+   */
+  signIn(
+    token: string,
+    ip: string,
+    replacing?: ConsoleSession | null,
+  ): Promise<{ cookie: string; session: ConsoleSession } | null>
   /**
    * A session for an operator the university vouched for (CONSOLE_OPERATORS), named by `operator`
    * (the university subject); `refused` records a university sign-in that named no operator.
@@ -108,7 +123,12 @@ export function createConsoleSessions(options: {
       return { token, expiresAt }
     },
 
-    async signIn(token, ip) {
+    async describeLink(token) {
+      if (token.length === 0 || token.length > MAX_SECRET_LENGTH) return null
+      return findUnusedSignInToken(db, hashSecret(token), now())
+    },
+
+    async signIn(token, ip, replacing = null) {
       const at = now()
       const cookie = generateSecret()
       const id = newId()
@@ -118,6 +138,14 @@ export function createConsoleSessions(options: {
             ? null
             : await spendSignInToken(trx, hashSecret(token), at)
         if (link === null) return null
+        // One console session a browser: the one it held ends as it switches (docs/console.md).
+        if (replacing !== null && (await deleteConsoleSession(trx, replacing.id))) {
+          await audit.record(trx, {
+            type: 'console-sign-out',
+            origin: operatorOrigin(replacing.operator, ip),
+            detail: { reason: 'switched', to: link.operator },
+          })
+        }
         await insertConsoleSession(trx, {
           id,
           tokenHash: hashSecret(cookie),

@@ -47,6 +47,27 @@ export async function spendSignInToken(
   return row ?? null
 }
 
+/**
+ * The operator and role an unused, unexpired link opens, and when it expires, without spending
+ * it; null when there is none (docs/console.md: the sign-in page says whom it signs in as).
+ */
+export async function findUnusedSignInToken(
+  db: Queryable,
+  tokenHash: string,
+  now: number,
+): Promise<{ operator: string; role: OperatorRole; expiresAt: number } | null> {
+  const row = await db
+    .selectFrom('console_sign_in_tokens')
+    .select(['operator', 'role', 'expires_at'])
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst()
+  return row === undefined
+    ? null
+    : { operator: row.operator, role: row.role, expiresAt: Number(row.expires_at) }
+}
+
 export async function insertConsoleSession(
   db: Queryable,
   row: { id: string; tokenHash: string; operator: string; role: OperatorRole; now: number },

@@ -48,7 +48,8 @@ export function cards(
 
 /**
  * Where a page of a list is in the whole (`51–57 of 57`), with "Previous" and "Next" to the
- * neighbouring pages; `param` names the page in the query (a page with two lists has two).
+ * neighbouring pages; `param` names the page in the query (a page with several lists has one
+ * each, and `params` carries the others' on). `below` is the copy under the list.
  */
 export function pager<T>(
   context: PageContext,
@@ -58,6 +59,7 @@ export function pager<T>(
     params?: Record<string, string | null>
     param?: string
     label: string
+    below?: boolean
   },
 ): string {
   const words = WORDS[context.locale].pager
@@ -72,7 +74,23 @@ export function pager<T>(
     list.page * PAGE_SIZE < list.total
       ? `<a href="${e(at(list.page + 1))}" rel="next">${e(words.next)}</a>`
       : ''
-  return `<nav class="pager" aria-label="${e(words.pages(options.label))}"><p>${e(words.showing(from, to, list.total))}</p>${previous}${next}</nav>`
+  const label =
+    options.below === true ? words.pagesBelow(options.label) : words.pages(options.label)
+  return `<nav class="pager${options.below === true ? ' below' : ''}" aria-label="${e(label)}"><p>${e(words.showing(from, to, list.total))}</p>${previous}${next}</nav>`
+}
+
+/**
+ * A list with its pager above and, when it has more than one page, again below it: "Previous"
+ * and "Next" are in reach at the end of a long page too. `table` is the list, already drawn.
+ */
+export function pagedList<T>(
+  context: PageContext,
+  list: Paged<T>,
+  options: Parameters<typeof pager<T>>[2],
+  table: string,
+): string {
+  const below = list.total > PAGE_SIZE ? pager(context, list, { ...options, below: true }) : ''
+  return `${pager(context, list, options)}${table}${below}`
 }
 
 /** An audit event's detail (a small JSON object) as fields: name and value, each escaped. */

@@ -1,6 +1,7 @@
 import type { AuditEventType } from '../audit/audit.js'
 import type { OperatorRole, WebhookDeliveryState } from '../db/schema.js'
 import type { EventType } from '../events/service.js'
+import type { MailState } from '../mail/outbox-service.js'
 import type { Catalogue } from '../lib/locale.js'
 import type { UserTier } from './reads.js'
 import type { Section } from './sections.js'
@@ -28,12 +29,25 @@ export interface Words {
     /** `51–57 of 57`. */
     showing(from: number, to: number, total: number): string
     pages(list: string): string
+    /** The same pager again under the list (landmarks need names of their own). */
+    pagesBelow(list: string): string
   }
   signIn: {
     title: string
     lead: string
+    getLinkTitle: string
     getLink: string
-    button: string
+    /** An operator and the short name of its role: `alice (admin)`. */
+    as(operator: string, role: string): string
+    role: Record<OperatorRole, string>
+    /** The one button, shown only with a link: `Sign in as alice (admin)`. */
+    signInAs(named: string): string
+    /** This browser is signed in already (the page was opened from the console). */
+    held(named: string): string
+    /** Said above the button when signing in would switch this browser to another operator. */
+    switching(held: string, next: string): string
+    checking: string
+    failed: string
     invalidTitle: string
     invalid: string
     university: string
@@ -96,6 +110,12 @@ export interface Words {
     lastActive: string
     never: string
     noMatch: string
+    /** docs/identities.md: every way a messenger platform knows the person. */
+    identities: string
+    platform: string
+    app: string
+    appUnknown: string
+    unionId: string
     university: string
     notLinked: string
     subject: string
@@ -109,6 +129,16 @@ export interface Words {
     noSessions: string
     revoke: string
     revokeAll: string
+    revokeAllTitle: string
+    revokeAllSessions(count: number): string
+    /** The tier 2 a student loses with the last session (docs/sessions.md, "Ending a session"). */
+    revokeAllTier2: string
+    revokeAllTier1: string
+    cancel: string
+    mail: string
+    mailNote: string
+    mailStates: Record<MailState, string>
+    noMail: string
     unlink: string
     erase: string
     confirm: string
@@ -119,7 +149,11 @@ export interface Words {
     events: string
     actions: string
     notFound: string
-    done: Record<'revoked' | 'revokedAll' | 'unlinked' | 'erased' | 'nothing' | 'mismatch', string>
+    /** After an action: what it did, and to how many things. */
+    done: Record<
+      'revoked' | 'revokedAll' | 'unlinked' | 'erased' | 'nothing' | 'mismatch',
+      (count: number) => string
+    >
   }
   events: {
     title: string
@@ -134,14 +168,14 @@ export interface Words {
     replay: string
     retryAll: string
     retryAllNote(endpoint: string, dead: number): string
-    done: Record<'retried' | 'replayed' | 'retriedAll' | 'nothing', string>
+    done: Record<'retried' | 'replayed' | 'retriedAll' | 'nothing', (count: number) => string>
   }
   mail: {
     title: string
     state: Record<'pending' | 'dead', string>
     retry: string
     expired: string
-    done(count: number): string
+    done: Record<'retried' | 'nothing', (count: number) => string>
   }
   audit: {
     title: string
@@ -154,6 +188,8 @@ export interface Words {
     until: string
     filter: string
   }
+  /** The link to a list's CSV: every page of what the filters show. */
+  download: string
   columns: Record<
     | 'id'
     | 'type'
@@ -165,6 +201,8 @@ export interface Words {
     | 'ip'
     | 'detail'
     | 'to'
+    | 'subject'
+    | 'finished'
     | 'expires'
     | 'lastError'
     | 'action',
@@ -238,12 +276,21 @@ const EN: Words = {
     next: 'Next',
     showing: (from, to, total) => (total === 0 ? 'None' : `${from}–${to} of ${total}`),
     pages: (list) => `${list}: pages`,
+    pagesBelow: (list) => `${list}: pages, below the list`,
   },
   signIn: {
     title: 'Sign in to the console',
-    lead: 'Open the sign-in address the command line printed; this page then signs you in.',
+    lead: 'Open the sign-in address the command line printed: this page then shows whom it signs you in as, and signs you in when you press the button.',
+    getLinkTitle: 'How to get a sign-in link',
     getLink: 'On the server, run this to get an address valid for 10 minutes, for one sign-in:',
-    button: 'Sign in',
+    as: (operator, role) => `${operator} (${role})`,
+    role: { admin: 'admin', viewer: 'viewer' },
+    signInAs: (named) => `Sign in as ${named}`,
+    held: (named) => `This browser is signed in as ${named}.`,
+    switching: (held, next) =>
+      `This browser is signed in as ${held}. Signing in as ${next} ends that session and switches this browser to ${next}.`,
+    checking: 'Checking the sign-in link…',
+    failed: 'The sign-in link could not be checked. Reload the page and try again.',
     invalidTitle: 'This sign-in link is invalid or used',
     invalid:
       'A sign-in link works once, for 10 minutes. Ask for a new one with campusgate console link.',
@@ -299,7 +346,7 @@ const EN: Words = {
     title: 'Users',
     search: 'Search users',
     button: 'Search',
-    hint: 'The start of an openId, university email or university subject (any case), or the exact address a user asked confirmation mail for.',
+    hint: 'Any part of an openId, unionId, university subject, university email or name, in any case; or the exact address a user asked confirmation mail for.',
     tier: 'Tier',
     anyTier: 'Every tier',
     sort: 'Order',
@@ -311,6 +358,11 @@ const EN: Words = {
     lastActive: 'Last active',
     never: 'never',
     noMatch: 'No user matches.',
+    identities: 'Messenger identities',
+    platform: 'Platform',
+    app: 'App',
+    appUnknown: 'not recorded',
+    unionId: 'unionid',
     university: 'University identity',
     notLinked: 'not linked',
     subject: 'Subject',
@@ -324,6 +376,19 @@ const EN: Words = {
     noSessions: 'No live session.',
     revoke: 'Revoke session',
     revokeAll: 'Revoke all sessions',
+    revokeAllTitle: 'Revoke all sessions?',
+    revokeAllSessions: (count) =>
+      `${count === 1 ? 'The live session ends' : `All ${count} live sessions end`} now: the student is signed out of the app on every device.`,
+    revokeAllTier2:
+      'The student loses tier 2 (university-registered) until they prove membership again: their university link ends with their last session.',
+    revokeAllTier1:
+      'The student is at tier 1: they register again from the app; no university link is lost.',
+    cancel: 'Cancel',
+    mail: 'Mail history',
+    mailNote:
+      'The confirmation mail campusgate sent, is sending or gave up for this user: never its body or link.',
+    mailStates: { queued: 'Pending', sent: 'Sent', abandoned: 'Dead (given up)' },
+    noMail: 'No mail.',
     unlink: 'Unlink university',
     erase: 'Erase user',
     confirm: 'Type the openId to confirm',
@@ -337,12 +402,12 @@ const EN: Words = {
     actions: 'Actions',
     notFound: 'No such user.',
     done: {
-      revoked: 'The session is revoked.',
-      revokedAll: 'Every session is revoked.',
-      unlinked: 'The university identity is unlinked.',
-      erased: 'The user is erased.',
-      nothing: 'Nothing to change.',
-      mismatch: 'The openId typed does not match; nothing changed.',
+      revoked: (count) => `Sessions revoked: ${count}.`,
+      revokedAll: (count) => `Every session is revoked: ${count}.`,
+      unlinked: (count) => `University identities unlinked: ${count}.`,
+      erased: (count) => `Users erased: ${count}.`,
+      nothing: () => 'Nothing to change: 0 changed.',
+      mismatch: () => 'The openId typed does not match: nothing changed (0).',
     },
   },
   events: {
@@ -359,10 +424,10 @@ const EN: Words = {
     retryAll: 'Retry all',
     retryAllNote: (endpoint, dead) => `${dead} dead deliveries to ${endpoint}`,
     done: {
-      retried: 'The event is pending again.',
-      replayed: 'The event will be sent again.',
-      retriedAll: 'Every dead delivery of the endpoint is pending again.',
-      nothing: 'Nothing to change.',
+      retried: (count) => `Deliveries pending again: ${count}.`,
+      replayed: (count) => `Deliveries to be sent again: ${count}.`,
+      retriedAll: (count) => `Dead deliveries of the endpoint pending again: ${count}.`,
+      nothing: () => 'Nothing to change: 0 changed.',
     },
   },
   mail: {
@@ -370,7 +435,10 @@ const EN: Words = {
     state: { pending: 'Pending', dead: 'Dead' },
     retry: 'Retry',
     expired: 'link expired: it will be abandoned, not sent',
-    done: (count) => `Mail made due now: ${count}`,
+    done: {
+      retried: (count) => `Mail made due now: ${count}.`,
+      nothing: () => 'Nothing to change: 0 changed.',
+    },
   },
   audit: {
     title: 'Audit',
@@ -383,6 +451,7 @@ const EN: Words = {
     until: 'Until (UTC day)',
     filter: 'Filter',
   },
+  download: 'Download CSV (every page of what the filters show)',
   columns: {
     id: 'Id',
     type: 'Type',
@@ -394,6 +463,8 @@ const EN: Words = {
     ip: 'Address',
     detail: 'Detail',
     to: 'To',
+    subject: 'Subject',
+    finished: 'Sent or given up',
     expires: 'Link expires',
     lastError: 'Last error',
     action: 'Action',
@@ -456,12 +527,21 @@ const ZH: Words = {
     next: '下一页',
     showing: (from, to, total) => (total === 0 ? '无' : `第 ${from}–${to} 条，共 ${total} 条`),
     pages: (list) => `${list}：分页`,
+    pagesBelow: (list) => `${list}：分页（列表下方）`,
   },
   signIn: {
     title: '登录控制台',
-    lead: '打开命令行打印的登录地址，本页面会为你登录。',
+    lead: '打开命令行打印的登录地址：本页面会显示将以谁的身份登录，你按下按钮后才会登录。',
+    getLinkTitle: '如何获取登录链接',
     getLink: '在服务器上运行以下命令，获取一个 10 分钟内有效、只能使用一次的地址：',
-    button: '登录',
+    as: (operator, role) => `${operator}（${role}）`,
+    role: { admin: '管理员', viewer: '只读查看者' },
+    signInAs: (named) => `以 ${named}身份登录`,
+    held: (named) => `此浏览器当前以 ${named}身份登录。`,
+    switching: (held, next) =>
+      `此浏览器当前以 ${held}身份登录。以 ${next}身份登录会结束该会话，并将此浏览器切换为 ${next}。`,
+    checking: '正在检查登录链接…',
+    failed: '无法检查登录链接。请刷新页面后重试。',
     invalidTitle: '此登录链接无效或已被使用',
     invalid: '登录链接只能使用一次，有效期 10 分钟。请用 campusgate console link 获取新链接。',
     university: '使用大学账号登录',
@@ -513,7 +593,7 @@ const ZH: Words = {
     title: '用户',
     search: '搜索用户',
     button: '搜索',
-    hint: 'openId、大学邮箱或大学账号标识的开头（不区分大小写），或用户申请确认邮件时填写的完整地址。',
+    hint: 'openId、unionId、大学账号标识、大学邮箱或姓名的任意部分（不区分大小写），或用户申请确认邮件时填写的完整地址。',
     tier: '级别',
     anyTier: '所有级别',
     sort: '排序',
@@ -525,6 +605,11 @@ const ZH: Words = {
     lastActive: '最近活跃',
     never: '从未',
     noMatch: '没有匹配的用户。',
+    identities: '消息平台身份',
+    platform: '平台',
+    app: '应用',
+    appUnknown: '未记录',
+    unionId: 'unionid',
     university: '大学身份',
     notLinked: '未关联',
     subject: '标识',
@@ -538,6 +623,17 @@ const ZH: Words = {
     noSessions: '没有有效会话。',
     revoke: '撤销会话',
     revokeAll: '撤销全部会话',
+    revokeAllTitle: '撤销全部会话？',
+    revokeAllSessions: (count) =>
+      `${count === 1 ? '该有效会话' : `全部 ${count} 个有效会话`}将立即结束：该学生在所有设备上退出应用。`,
+    revokeAllTier2:
+      '该学生将失去第 2 级（已关联大学账号），直到再次证明其成员身份：大学关联随最后一个会话一同结束。',
+    revokeAllTier1: '该学生处于第 1 级：从应用重新登记即可，不会失去大学关联。',
+    cancel: '取消',
+    mail: '邮件记录',
+    mailNote: 'campusgate 为该用户已发送、正在发送或已放弃的确认邮件：不含正文或链接。',
+    mailStates: { queued: '待发送', sent: '已发送', abandoned: '已放弃' },
+    noMail: '没有邮件。',
     unlink: '解除大学关联',
     erase: '删除用户',
     confirm: '输入 openId 以确认',
@@ -550,12 +646,12 @@ const ZH: Words = {
     actions: '操作',
     notFound: '没有此用户。',
     done: {
-      revoked: '会话已撤销。',
-      revokedAll: '全部会话已撤销。',
-      unlinked: '大学身份已解除关联。',
-      erased: '用户已删除。',
-      nothing: '没有需要更改的内容。',
-      mismatch: '输入的 openId 不一致；未做任何更改。',
+      revoked: (count) => `已撤销会话：${count} 个。`,
+      revokedAll: (count) => `全部会话已撤销：${count} 个。`,
+      unlinked: (count) => `已解除大学关联：${count} 个。`,
+      erased: (count) => `已删除用户：${count} 个。`,
+      nothing: () => '没有需要更改的内容：已更改 0 项。',
+      mismatch: () => '输入的 openId 不一致：未做任何更改（0 项）。',
     },
   },
   events: {
@@ -572,10 +668,10 @@ const ZH: Words = {
     retryAll: '全部重试',
     retryAllNote: (endpoint, dead) => `${endpoint} 有 ${dead} 个已失败的投递`,
     done: {
-      retried: '事件已重新进入待投递。',
-      replayed: '事件将再次发送。',
-      retriedAll: '该端点所有已失败的投递已重新进入待投递。',
-      nothing: '没有需要更改的内容。',
+      retried: (count) => `已重新进入待投递的投递：${count} 个。`,
+      replayed: (count) => `将再次发送的投递：${count} 个。`,
+      retriedAll: (count) => `该端点已失败的投递已重新进入待投递：${count} 个。`,
+      nothing: () => '没有需要更改的内容：已更改 0 项。',
     },
   },
   mail: {
@@ -583,7 +679,10 @@ const ZH: Words = {
     state: { pending: '待发送', dead: '已放弃' },
     retry: '重试',
     expired: '链接已过期：将被放弃，不会发送',
-    done: (count) => `已立即安排发送的邮件：${count}`,
+    done: {
+      retried: (count) => `已立即安排发送的邮件：${count} 封。`,
+      nothing: () => '没有需要更改的内容：已更改 0 项。',
+    },
   },
   audit: {
     title: '审计',
@@ -596,6 +695,7 @@ const ZH: Words = {
     until: '截止（UTC 日期）',
     filter: '筛选',
   },
+  download: '下载 CSV（筛选结果的所有页）',
   columns: {
     id: 'ID',
     type: '类型',
@@ -607,6 +707,8 @@ const ZH: Words = {
     ip: '地址',
     detail: '详情',
     to: '收件人',
+    subject: '主题',
+    finished: '发送或放弃时间',
     expires: '链接到期',
     lastError: '最近错误',
     action: '操作',

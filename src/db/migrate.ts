@@ -22,6 +22,7 @@ import * as m0013 from './migrations/0013_sessions_per_device.js'
 import * as m0014 from './migrations/0014_console_roles.js'
 import * as m0015 from './migrations/0015_identities.js'
 import * as m0017 from './migrations/0017_saml_assertions.js'
+import * as m0018 from './migrations/0018_console_list_indexes.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
 // from dist/ after the build.
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014_console_roles': m0014,
   '0015_identities': m0015,
   '0017_saml_assertions': m0017,
+  '0018_console_list_indexes': m0018,
 }
 
 /** Every migration this build knows, for Kysely's `Migrator`. */

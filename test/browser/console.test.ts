@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdir, readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { hashSecret } from '../../src/lib/secrets.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { consoleLink, TEST_KEY } from '../helpers/console.js'
 import { registerMessenger, registerUniversity, startStack, type Stack } from '../helpers/stack.js'
@@ -132,9 +135,11 @@ describe('the operator console in a browser', () => {
       )
     })
 
-    // Without a session: the sign-in page. A link pasted into this tab signs in (no reload).
+    // Without a session: the sign-in page, with no button. A link pasted into this tab (no
+    // reload) makes the page ask whom it signs in as and offer the button; it waits for the press.
     await page.goto(`${stack.service.url}/console`)
     assert.equal(new URL(page.url()).pathname, '/console/sign-in')
+    assert.equal(await page.getByRole('button').count(), 0, 'no button without a link')
     await checkPage(page, 'sign-in-en')
     await inChinese(page, 'sign-in')
     await page.goto(`${stack.service.url}/console/sign-in`)
@@ -144,10 +149,17 @@ describe('the operator console in a browser', () => {
       requested.push(`${request.method()} ${new URL(request.url()).pathname}`)
     page.on('request', onRequest)
     await page.goto(address)
+    const button = page.getByRole('button', { name: 'Sign in as alice (admin)' })
+    await button.waitFor()
+    // Only the fragment changed: no reload, and nothing was signed in yet.
+    assert.deepEqual(requested, ['POST /console/sign-in/describe'])
+    assert.equal(new URL(page.url()).hash, '', 'the token left the address bar')
+    await checkPage(page, 'sign-in-link-en')
+    await button.focus()
+    await page.keyboard.press('Enter')
     await page.waitForURL(`${stack.service.url}/console`)
     page.off('request', onRequest)
-    // Only the fragment changed: no reload of the sign-in page, the script posted at once.
-    assert.equal(requested[0], 'POST /console/sign-in', requested.join(', '))
+    assert.equal(requested[1], 'POST /console/sign-in', requested.join(', '))
     assert.equal(await page.locator('h1').textContent(), 'Overview')
     assert.equal(
       await page.getByRole('img', { name: /^New users, total of the last 30 days: \d+/ }).count(),
@@ -165,16 +177,24 @@ describe('the operator console in a browser', () => {
     assert.doesNotMatch((await page.locator('main').textContent()) ?? '', / UTC\b(?! day)/)
     await inChinese(page, 'overview')
 
-    // The used link: 401 and a page that says so.
+    // The used link: the page says so, and offers no button.
     const used = await context.newPage()
     await used.goto(address)
-    await used.locator('h1', { hasText: 'This sign-in link is invalid or used' }).waitFor()
+    await used
+      .getByRole('status')
+      .filter({ hasText: 'This sign-in link is invalid or used' })
+      .waitFor()
+    assert.equal(await used.getByRole('button').count(), 0)
     await checkPage(used, 'link-used-en')
     await used.close()
     const chinese = await phone('zh-CN')
     const usedInChinese = await chinese.newPage()
     await usedInChinese.goto(address)
-    await usedInChinese.locator('h1', { hasText: '此登录链接无效或已被使用' }).waitFor()
+    await usedInChinese
+      .getByRole('status')
+      .filter({ hasText: '此登录链接无效或已被使用' })
+      .waitFor()
+    assert.equal(await usedInChinese.getByRole('button').count(), 0)
     await checkPage(usedInChinese, 'link-used-zh-CN')
 
     // A deep link asked without a session comes back after sign-in, in its language.
@@ -182,6 +202,7 @@ describe('the operator console in a browser', () => {
     await usedInChinese.goto(deep)
     await usedInChinese.waitForURL(/\/console\/sign-in\?next=/)
     await usedInChinese.goto((await consoleLink(stack.service, 'alice')).address)
+    await usedInChinese.getByRole('button', { name: '以 alice（管理员）身份登录' }).click()
     await usedInChinese.waitForURL(deep)
     assert.equal(await usedInChinese.locator('h1').textContent(), linked.openId)
     await chinese.close()
@@ -191,13 +212,17 @@ describe('the operator console in a browser', () => {
     await page.getByRole('link', { name: 'Users' }).focus()
     await page.keyboard.press('Enter')
     await page.waitForURL(/\/console\/users$/)
-    await page.getByText(/^1–\d+ of \d+$/).waitFor()
+    await page
+      .getByText(/^1–\d+ of \d+$/)
+      .first()
+      .waitFor()
     await checkPage(page, 'users-en')
     await inChinese(page, 'users')
     await page.goto(`${stack.service.url}/console/users`)
     const search = page.getByRole('searchbox', { name: 'Search users' })
     await search.focus()
-    await page.keyboard.type(doomed.openId.slice(0, 12).toUpperCase())
+    // Any part of the openId, in any case.
+    await page.keyboard.type(doomed.openId.slice(4, 16).toUpperCase())
     await page.keyboard.press('Enter')
     await page.waitForURL(/\/console\/users\?q=/)
     await page.getByRole('link', { name: doomed.openId }).focus()
@@ -214,38 +239,58 @@ describe('the operator console in a browser', () => {
       user: { openId: string }
     }
     assert.equal(document.user.openId, doomed.openId)
+    // "Revoke all sessions" asks first, saying what the student loses; then comes back here.
+    const userUrl = page.url()
     await page.getByRole('button', { name: 'Revoke all sessions' }).focus()
     await page.keyboard.press('Enter')
-    await page.getByRole('status').filter({ hasText: 'Every session is revoked.' }).waitFor()
+    await page.waitForURL(/\/revoke-all\?/)
+    await page.getByText(/until they prove membership again|The student is at tier 1/).waitFor()
+    await checkPage(page, 'revoke-all-en')
+    await page.getByRole('button', { name: 'Revoke all sessions' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('status').filter({ hasText: 'Every session is revoked: 1.' }).waitFor()
+    assert.equal(page.url().split('?')[0], userUrl, 'back on the page it came from')
     assert.equal(await page.getByRole('button', { name: 'Revoke session' }).count(), 0)
     await page.getByLabel('Type the openId to confirm').fill(doomed.openId)
     await page.getByRole('button', { name: 'Erase user' }).focus()
     await page.keyboard.press('Enter')
-    await page.getByRole('status').filter({ hasText: 'The user is erased.' }).waitFor()
+    await page.getByRole('status').filter({ hasText: 'Users erased: 1.' }).waitFor()
 
     // The linked user's page, with its university identity, in Chinese.
     await page.goto(`${stack.service.url}/console/users/${encodeURIComponent(linked.openId)}`)
     await inChinese(page, 'user')
 
-    // Dead events: page 2, then "Retry all" for the endpoint.
+    // Dead events of the endpoint: page 2 (from the pager under the list), then "Retry all".
     await page.goto(`${stack.service.url}/console/events?state=dead`)
-    await page.getByText(/^1–50 of 5\d$/).waitFor()
-    await page.getByRole('link', { name: 'Next' }).focus()
+    await page.getByLabel('Endpoint').selectOption({ index: 1 })
+    await page.getByRole('button', { name: 'Show' }).click()
+    await page.waitForURL(/endpoint=[0-9a-f]{16}/)
+    await page
+      .getByText(/^1–50 of 5\d$/)
+      .first()
+      .waitFor()
+    await page.getByRole('link', { name: 'Next' }).last().focus()
     await page.keyboard.press('Enter')
     await page.waitForURL(/page=2/)
-    await page.getByText(/^51–5\d of 5\d$/).waitFor()
+    await page
+      .getByText(/^51–5\d of 5\d$/)
+      .first()
+      .waitFor()
     await checkPage(page, 'events-en')
     await inChinese(page, 'events')
-    await page.getByRole('link', { name: '上一页' }).click()
-    await page.waitForURL((url) => !url.searchParams.has('page'))
     failing = false
+    const view = new URL(page.url())
     await page.getByRole('button', { name: '全部重试' }).focus()
     await page.keyboard.press('Enter')
     await page
       .getByRole('status')
-      .filter({ hasText: '该端点所有已失败的投递已重新进入待投递。' })
+      .filter({ hasText: /该端点已失败的投递已重新进入待投递：5\d 个。/ })
       .waitFor()
-    assert.equal(new URL(page.url()).searchParams.get('lang'), 'zh-CN', 'the language is kept')
+    // Back to the view it came from: state, endpoint, page and language.
+    const back = new URL(page.url())
+    for (const name of ['state', 'endpoint', 'page', 'lang']) {
+      assert.equal(back.searchParams.get(name), view.searchParams.get(name), name)
+    }
 
     await page.goto(`${stack.service.url}/console/mail`)
     await checkPage(page, 'mail-en')
@@ -255,12 +300,87 @@ describe('the operator console in a browser', () => {
     await checkPage(page, 'audit-en')
     await inChinese(page, 'audit')
 
-    // Sign out, by keyboard.
+    // Sign out, by keyboard, staying in the language.
     await page.getByRole('button', { name: '退出登录' }).focus()
     await page.keyboard.press('Enter')
-    await page.waitForURL(/\/console\/sign-in$/)
+    await page.waitForURL(/\/console\/sign-in\?lang=zh-CN$/)
+    assert.equal(await page.locator('html').getAttribute('lang'), 'zh-CN')
     await context.close()
 
+    assert.deepEqual(cspViolations, [], 'no page reported a CSP violation')
+  })
+
+  it('signs nobody in when another site sends the browser to a sign-in link, and says when signing in would switch operators', async () => {
+    // Another site (localhost is another site than 127.0.0.1) whose page sends the browser to a
+    // sign-in link of its choosing, without the operator doing anything.
+    const { address, token } = await consoleLink(stack.service, 'mallory')
+    const evil = createServer((_request, response) => {
+      response.setHeader('content-type', 'text/html; charset=utf-8')
+      response.end(
+        `<!doctype html><title>x</title><script>location.href = ${JSON.stringify(address)}</script>`,
+      )
+    })
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve))
+    const evilUrl = `http://localhost:${(evil.address() as AddressInfo).port}/`
+    const unused = async () => {
+      const row = await stack.service.db.kysely
+        .selectFrom('console_sign_in_tokens')
+        .select('used_at')
+        .where('token_hash', '=', hashSecret(token))
+        .executeTakeFirstOrThrow()
+      return row.used_at === null
+    }
+    try {
+      for (const locale of ['en', 'zh-CN'] as const) {
+        // A browser signed in to nothing: the page says whom the link is for, and waits.
+        const fresh = await phone(locale)
+        const page = await fresh.newPage()
+        const posts: string[] = []
+        page.on('request', (request) => {
+          if (request.method() === 'POST') posts.push(new URL(request.url()).pathname)
+        })
+        await page.goto(evilUrl)
+        await page.waitForURL(`${stack.service.url}/console/sign-in`)
+        const offer =
+          locale === 'en' ? 'Sign in as mallory (admin)' : '以 mallory（管理员）身份登录'
+        await page.getByRole('button', { name: offer }).waitFor()
+        assert.deepEqual(posts, ['/console/sign-in/describe'], 'nothing but the question')
+        assert.deepEqual(await fresh.cookies(), [], 'no console cookie')
+        assert.ok(await unused(), 'the link is not spent')
+        await fresh.close()
+      }
+
+      // A browser signed in as alice: the same navigation says it would switch, and switches
+      // only on the press.
+      const context = await phone('en')
+      const page = await context.newPage()
+      await page.goto((await consoleLink(stack.service, 'alice')).address)
+      await page.getByRole('button', { name: 'Sign in as alice (admin)' }).click()
+      await page.waitForURL(`${stack.service.url}/console`)
+      await page.goto(evilUrl)
+      await page.waitForURL(`${stack.service.url}/console/sign-in`)
+      const switchTo = page.getByRole('button', { name: 'Sign in as mallory (admin)' })
+      await switchTo.waitFor()
+      await page
+        .getByText(
+          'This browser is signed in as alice (admin). Signing in as mallory (admin) ends that session and switches this browser to mallory (admin).',
+        )
+        .waitFor()
+      assert.ok(await unused())
+      await checkPage(page, 'sign-in-switch-en')
+      // Nothing happened to the session: the console still belongs to alice.
+      const other = await context.newPage()
+      await other.goto(`${stack.service.url}/console`)
+      assert.match((await other.locator('.who').textContent()) ?? '', /alice/)
+      await other.close()
+      await switchTo.click()
+      await page.waitForURL(`${stack.service.url}/console`)
+      assert.match((await page.locator('.who').textContent()) ?? '', /mallory/)
+      assert.ok(!(await unused()), 'spent by the press')
+      await context.close()
+    } finally {
+      await new Promise((resolve) => evil.close(resolve))
+    }
     assert.deepEqual(cspViolations, [], 'no page reported a CSP violation')
   })
 
@@ -270,6 +390,11 @@ describe('the operator console in a browser', () => {
       const context = await phone(locale)
       const page = await context.newPage()
       await page.goto((await consoleLink(stack.service, 'vera', 'viewer')).address)
+      await page
+        .getByRole('button', {
+          name: locale === 'en' ? 'Sign in as vera (viewer)' : '以 vera（只读查看者）身份登录',
+        })
+        .click()
       await page.waitForURL(`${stack.service.url}/console`)
       await page.goto(`${stack.service.url}/console/users/${encodeURIComponent(user.openId)}`)
       assert.equal(await page.getByRole('button').count(), 1, 'only Sign out')

@@ -100,6 +100,24 @@ export function postSignIn(
   })
 }
 
+/** The sign-in page's question before it offers the button: whom `token` signs in as (JSON). */
+export function describeLink(
+  service: { url: string; config?: { server: { publicBaseUrl: string } } },
+  token: string,
+  headers: Record<string, string> = {},
+  query = '',
+) {
+  return postForm(
+    `${service.url}/console/sign-in/describe${query}`,
+    { token },
+    {
+      origin: new URL(service.config?.server.publicBaseUrl ?? service.url).origin,
+      accept: 'application/json',
+      ...headers,
+    },
+  )
+}
+
 /** Spends a link's token as the sign-in page does, and reads the CSRF token off the overview. */
 export async function signIn(
   service: { url: string; config?: { server: { publicBaseUrl: string } } },

@@ -126,11 +126,11 @@ describe('the operator console: lifecycle events per endpoint', () => {
     const before = working.requests.length
     assert.equal(
       await act(`/console/events/${event.id}/replay`, { endpoint: workingKey }),
-      '/console/events?state=delivered&done=replayed',
+      '/console/events?state=delivered&done=replayed&count=1',
     )
     assert.equal(
       await act(`/console/events/${event.id}/retry`, { endpoint: failingKey }),
-      '/console/events?state=dead&done=retried',
+      '/console/events?state=dead&done=retried&count=1',
     )
     await worker.runOnce()
     assert.ok(working.requests.length > before, 'the replay reached the working endpoint')
@@ -159,9 +159,16 @@ describe('the operator console: lifecycle events per endpoint', () => {
     assert.match(dead, /<button type="submit">Retry all<\/button>/)
     const key = keyOf(dead, new URL(failing.url).origin + '/hooks/failing')
     broken = false
+    // Back to the view it came from (state, endpoint, page, language), saying how many changed.
+    const deadBefore = await stack.service.db.kysely
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('state', '=', 'dead')
+      .executeTakeFirstOrThrow()
+    const view = `/console/events?state=dead&endpoint=${key}&page=2&lang=zh-CN`
     assert.equal(
-      await act('/console/events/retry-all', { endpoint: key }),
-      '/console/events?state=dead&done=retriedAll',
+      await act('/console/events/retry-all?lang=zh-CN', { endpoint: key, back: view }),
+      `${view}&done=retriedAll&count=${Number(deadBefore.n)}`,
     )
     const left = await stack.service.db.kysely
       .selectFrom('webhook_deliveries')
@@ -174,7 +181,7 @@ describe('the operator console: lifecycle events per endpoint', () => {
     assert.match(await page('/console/events?state=dead'), /Nothing here/)
     assert.equal(
       await act('/console/events/retry-all', { endpoint: key }),
-      '/console/events?state=dead&done=nothing',
+      `/console/events?state=dead&endpoint=${key}&done=nothing&count=0`,
     )
   })
 })

@@ -114,19 +114,27 @@ describe('the operator console: users, mail, audit, overview', () => {
     assert.notEqual(listed(await page('/console/users'))[0], 'list-00')
   })
 
-  it('finds a user by the start of its openId, email or subject in any case, and by a confirmation address', async () => {
+  it('finds a user by any part of its openId, unionId, subject, email or name in any case, and by a confirmation address', async () => {
     const user = await registerUniversity(stack, 'Found.Me@example.edu')
     const row = await userRowOf(stack, user.openId)
     assert.ok(row.university_subject)
     assert.ok(row.university_email)
+    assert.ok(row.union_id)
     const href = `href="/console/users/${encodeURIComponent(user.openId)}"`
-    for (const query of [
+    const middle = (text: string) => text.slice(3, -3)
+    const queries = [
       user.openId,
       user.openId.slice(0, 6).toUpperCase(),
+      middle(user.openId).toUpperCase(),
+      user.openId.slice(-5),
+      middle(row.union_id),
       row.university_email.toUpperCase(),
       row.university_email.slice(0, 5),
-      row.university_subject.slice(0, 4),
-    ]) {
+      middle(row.university_email).toUpperCase(),
+      middle(row.university_subject),
+      ...(row.university_name === null ? [] : [middle(row.university_name).toLowerCase()]),
+    ]
+    for (const query of queries) {
       assert.ok((await page(`/console/users?q=${encodeURIComponent(query)}`)).includes(href), query)
     }
     // The address a student typed for the confirmation mail (no link made yet).
@@ -140,11 +148,13 @@ describe('the operator console: users, mail, audit, overview', () => {
     assert.deepEqual(listed(await page('/console/users?q=typed.address%40example.EDU')), [
       asker.openId,
     ])
+    // Only the exact address: a part of it finds nobody (it was typed, never proven).
     assert.deepEqual(listed(await page('/console/users?q=typed.addr')), [])
     assert.match(await page('/console/users?q=nobody-at-all'), /No user matches/)
     // LIKE's wildcards are searched for literally.
-    assert.deepEqual(listed(await page('/console/users?q=%25')), [])
-    assert.deepEqual(listed(await page('/console/users?q=_')), [])
+    assert.deepEqual(listed(await page('/console/users?q=list%250')), [])
+    assert.deepEqual(listed(await page('/console/users?q=list_0')), [])
+    assert.notDeepEqual(listed(await page('/console/users?q=list-0')), [])
   })
 
   it("shows a user's tier, sessions, university identity, trail and events, and no secret", async () => {
@@ -193,13 +203,13 @@ describe('the operator console: users, mail, audit, overview', () => {
   it('unlinks the university identity: tier 1 again, announced as revoked, audited with the operator', async () => {
     const user = await registerUniversity(stack, 'unlink@example.edu')
     const path = `/console/users/${encodeURIComponent(user.openId)}`
-    assert.equal(await act(`${path}/unlink`), `${path}?done=unlinked`)
-    assert.match(await page(`${path}?done=unlinked`), /The university identity is unlinked/)
+    assert.equal(await act(`${path}/unlink`), `${path}?done=unlinked&count=1`)
+    assert.match(await page(`${path}?done=unlinked&count=1`), /University identities unlinked: 1\./)
     const session = await sessionOf(stack, user.sessionKey)
     assert.equal(session.body.tier, 'messenger-registered')
     const [audited] = await auditOf('university-unlinked')
     assert.equal(audited?.actor, 'console:alice')
-    assert.equal(await act(`${path}/unlink`), `${path}?done=nothing`)
+    assert.equal(await act(`${path}/unlink`), `${path}?done=nothing&count=0`)
   })
 
   it("lists every device's session and revokes one, or all, as `campusgate sessions revoke` does, naming the operator", async () => {
@@ -214,15 +224,30 @@ describe('the operator console: users, mail, audit, overview', () => {
     }
     assert.equal([...text.matchAll(/>Revoke session</g)].length, 2, 'one button per session')
     const desktopId = (await sessionOf(stack, desktop.sessionKey)).body.sessionId as string
-    assert.equal(await act(`${path}/revoke`, { session: desktopId }), `${path}?done=revoked`)
+    assert.equal(
+      await act(`${path}/revoke`, { session: desktopId }),
+      `${path}?done=revoked&count=1`,
+    )
     assert.equal((await sessionOf(stack, desktop.sessionKey)).status, 401)
     assert.equal((await sessionOf(stack, phone.sessionKey)).status, 200)
     const [audited] = await auditOf('logout')
     assert.equal(audited?.actor, 'console:alice')
-    assert.equal(await act(`${path}/revoke`, { session: desktopId }), `${path}?done=nothing`)
-    assert.equal(await act(`${path}/revoke`, { session: 'all' }), `${path}?done=revokedAll`)
+    assert.equal(
+      await act(`${path}/revoke`, { session: desktopId }),
+      `${path}?done=nothing&count=0`,
+    )
+    // "Revoke all sessions" asks first: without the confirmation page's answer nothing ends.
+    assert.equal(await act(`${path}/revoke`, { session: 'all' }), `${path}/revoke-all`)
+    assert.equal((await sessionOf(stack, phone.sessionKey)).status, 200)
+    assert.equal(
+      await act(`${path}/revoke`, { session: 'all', confirmed: 'yes' }),
+      `${path}?done=revokedAll&count=1`,
+    )
     assert.equal((await sessionOf(stack, phone.sessionKey)).status, 401)
-    assert.equal(await act(`${path}/revoke`, { session: 'all' }), `${path}?done=nothing`)
+    assert.equal(
+      await act(`${path}/revoke`, { session: 'all', confirmed: 'yes' }),
+      `${path}?done=nothing&count=0`,
+    )
     // The "Revoke all sessions" button is shown only while there is something to revoke.
     assert.doesNotMatch(await page(path), /Revoke all sessions/)
   })
@@ -233,20 +258,30 @@ describe('the operator console: users, mail, audit, overview', () => {
     const zh = await page(`${path}?lang=zh-CN`)
     assert.ok(zh.includes(`action="${path}/revoke?lang=zh-CN"`))
     assert.ok(zh.includes('href="/console/users?lang=zh-CN"'), 'the navigation keeps it')
-    const location = await act(`${path}/revoke?lang=zh-CN`, { session: 'all' })
-    assert.equal(location, `${path}?done=revokedAll&lang=zh-CN`)
+    const location = await act(`${path}/revoke?lang=zh-CN`, {
+      session: 'all',
+      confirmed: 'yes',
+      back: `${path}?lang=zh-CN`,
+    })
+    assert.equal(location, `${path}?lang=zh-CN&done=revokedAll&count=1`)
     const after = await page(location)
     assert.match(after, /<html lang="zh-CN">/)
-    assert.match(after, /全部会话已撤销/)
+    assert.match(after, /全部会话已撤销：1 个。/)
     assert.match(after, /无（没有有效会话）/, 'the tier in Chinese')
   })
 
   it('erases a user only when the operator typed its openId', async () => {
     const user = await registerMessenger(stack)
     const path = `/console/users/${encodeURIComponent(user.openId)}`
-    assert.equal(await act(`${path}/erase`, { confirm: 'someone-else' }), `${path}?done=mismatch`)
+    assert.equal(
+      await act(`${path}/erase`, { confirm: 'someone-else' }),
+      `${path}?done=mismatch&count=0`,
+    )
     assert.equal((await sessionOf(stack, user.sessionKey)).status, 200)
-    assert.equal(await act(`${path}/erase`, { confirm: user.openId }), '/console/users?done=erased')
+    assert.equal(
+      await act(`${path}/erase`, { confirm: user.openId }),
+      '/console/users?done=erased&count=1',
+    )
     assert.equal((await sessionOf(stack, user.sessionKey)).status, 401)
     const [audited] = await auditOf('erasure')
     assert.deepEqual([audited?.actor, audited?.open_id], ['console:alice', user.openId])
@@ -277,15 +312,15 @@ describe('the operator console: users, mail, audit, overview', () => {
     assert.match(text, /1–\d+ of \d+/)
     assert.match(text, /w\*\*\*@example\.edu/, 'the address is masked')
     assert.ok(!text.includes('waiting@example.edu'))
-    assert.equal(await act(`/console/mail/${mail.id}/retry`), '/console/mail?done=1')
-    assert.match(await page('/console/mail?done=1'), /Mail made due now: 1/)
+    assert.equal(await act(`/console/mail/${mail.id}/retry`), '/console/mail?done=retried&count=1')
+    assert.match(await page('/console/mail?done=retried&count=1'), /Mail made due now: 1\./)
     // Past REGISTRATION_CODE_TTL the link is dead: no Retry, and a forged one makes nothing due.
     stack.service.clock.advance(31 * 60_000)
     await signInAgain()
     const late = await page('/console/mail')
     assert.match(late, /link expired: it will be abandoned, not sent/)
     assert.ok(!late.includes(`action="/console/mail/${mail.id}/retry"`))
-    assert.equal(await act(`/console/mail/${mail.id}/retry`), '/console/mail?done=0')
+    assert.equal(await act(`/console/mail/${mail.id}/retry`), '/console/mail?done=nothing&count=0')
     // The worker abandons it: it is listed as dead.
     await stack.service.mailWorker.runOnce()
     assert.ok((await page('/console/mail?state=dead')).includes(mail.id))
@@ -303,6 +338,12 @@ describe('the operator console: users, mail, audit, overview', () => {
     const byOperator = await page('/console/audit?actor=alice')
     assert.match(byOperator, /console:alice/)
     assert.doesNotMatch(byOperator, /<td data-label="Actor">api<\/td>/)
+    // In any case, the bare name or the whole actor.
+    for (const actor of ['ALICE', 'Alice', 'Console:Alice']) {
+      const found = await page(`/console/audit?actor=${encodeURIComponent(actor)}`)
+      assert.match(found, /<td data-label="Actor">console:alice<\/td>/, actor)
+      assert.doesNotMatch(found, /<td data-label="Actor">api<\/td>/, actor)
+    }
     assert.match(
       await page('/console/audit?ip=127.0.'),
       /<td data-label="Address">127\.0\.0\.1<\/td>/,

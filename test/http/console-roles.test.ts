@@ -113,6 +113,34 @@ describe('the operator console: roles', () => {
     assert.equal((await fromConsole(stack.service, vera, '/console/sign-out')).status, 303)
   })
 
+  it("answers a viewer's POST to a path that is no console action 404, recording nothing", async () => {
+    const vera = await signIn(
+      stack.service,
+      (await consoleLink(stack.service, 'vera', 'viewer')).token,
+    )
+    const refusals = async () =>
+      Number(
+        (
+          await stack.service.db.kysely
+            .selectFrom('audit_events')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      )
+    const before = await refusals()
+    for (const path of [
+      '/console/made-up',
+      '/console/users/someone/unlink/again',
+      '/console/events/retry-everything/now',
+      '/console/audit',
+    ]) {
+      const answer = await fromConsole(stack.service, vera, path)
+      assert.equal(answer.status, 404, path)
+      assert.match(answer.text, /No such page/)
+    }
+    assert.equal(await refusals(), before, 'no audit row')
+  })
+
   it('audits the role of every link and sign-in', async () => {
     await signIn(stack.service, (await consoleLink(stack.service, 'vera', 'viewer')).token)
     const newest = (type: string) =>

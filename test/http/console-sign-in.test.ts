@@ -6,6 +6,7 @@ import { TestClock } from '../helpers/clock.js'
 import {
   campusgate,
   consoleLink,
+  describeLink,
   fromConsole,
   getPage,
   postForm,
@@ -89,6 +90,71 @@ describe('the operator console: signing in and out', () => {
     assert.equal(again.status, 401)
     assert.match(again.text, /invalid or used/)
     assert.equal(again.headers.get('set-cookie'), null)
+  })
+
+  it('never signs in by itself: without a link the page has no button, only how to get a link', async () => {
+    const page = await getPage(`${service.url}/console/sign-in`, null)
+    assert.equal(page.status, 200)
+    assert.doesNotMatch(page.text, /<button/, 'no button to press')
+    assert.match(page.text, /<h2>How to get a sign-in link<\/h2>/)
+    assert.match(page.text, /campusgate console link --name YOUR-NAME/)
+    assert.match(
+      page.text,
+      /<form method="post" action="\/console\/sign-in" id="sign-in"[^>]* hidden>/,
+    )
+    assert.equal(page.headers.get('set-cookie'), null)
+  })
+
+  it('says whom a link signs in as without spending it, in the page language, from this origin only', async () => {
+    const { token } = await consoleLink(service, 'dora', 'viewer')
+    const asked = await describeLink(service, token)
+    assert.equal(asked.status, 200, asked.text)
+    assert.match(asked.headers.get('content-type') ?? '', /^application\/json/)
+    const body = JSON.parse(asked.text) as Record<string, unknown>
+    assert.equal(body.operator, 'dora')
+    assert.equal(body.role, 'viewer')
+    assert.equal(body.button, 'Sign in as dora (viewer)')
+    assert.equal(body.switching, null)
+    assert.equal(asked.headers.get('set-cookie'), null)
+    const zh = await describeLink(service, token, {}, '?lang=zh-CN')
+    assert.equal(JSON.parse(zh.text).button, '以 dora（只读查看者）身份登录')
+    // Asked from another site: refused, and the link is still unused.
+    for (const headers of <Record<string, string>[]>[
+      { origin: 'https://evil.example' },
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+    ]) {
+      const answer = await describeLink(service, token, headers)
+      assert.equal(answer.status, 403, JSON.stringify(headers))
+      assert.deepEqual(JSON.parse(answer.text), { error: '@forbidden/csrf-check-failed' })
+    }
+    assert.equal((await postSignIn(service, { token })).status, 303, 'the link was not spent')
+    const used = await describeLink(service, token)
+    assert.equal(used.status, 401)
+    assert.match(JSON.parse(used.text).message, /invalid or used/)
+  })
+
+  it('says when signing in would switch this browser to another operator, and ends the session it held', async () => {
+    const alice = await signIn(service, (await consoleLink(service, 'alice')).token)
+    const held = await getPage(`${service.url}/console/sign-in`, alice.cookie)
+    assert.match(held.text, /This browser is signed in as alice \(admin\)\./)
+    const { token } = await consoleLink(service, 'bob')
+    const asked = await describeLink(service, token, { cookie: alice.cookie })
+    assert.equal(
+      JSON.parse(asked.text).switching,
+      'This browser is signed in as alice (admin). Signing in as bob (admin) ends that session and switches this browser to bob (admin).',
+    )
+    const switched = await postSignIn(service, { token }, { cookie: alice.cookie })
+    assert.equal(switched.status, 303)
+    assert.equal((await getPage(`${service.url}/console`, alice.cookie)).status, 303)
+    const [ended] = await service.db.kysely
+      .selectFrom('audit_events')
+      .select(['actor', 'detail'])
+      .where('type', '=', 'console-sign-out')
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .execute()
+    assert.equal(ended.actor, 'console:alice')
+    assert.deepEqual(JSON.parse(ended.detail ?? '{}'), { reason: 'switched', to: 'bob' })
   })
 
   it('answers every console URL without a session 303 to /console/sign-in, naming the page asked for', async () => {
@@ -189,6 +255,10 @@ describe('the operator console: signing in and out', () => {
     assert.equal(out.headers.get('location'), '/console/sign-in')
     assert.match(out.headers.get('set-cookie') ?? '', /^campusgate-console=;/)
     assert.equal((await getPage(`${service.url}/console`, session.cookie)).status, 303)
+    // In the language the console was used in.
+    const zh = await signIn(service, (await consoleLink(service)).token)
+    const outZh = await fromConsole(service, zh, '/console/sign-out?lang=zh-CN')
+    assert.equal(outZh.headers.get('location'), '/console/sign-in?lang=zh-CN')
   })
 
   it('sends pages with a CSP that forbids inline script and style and other origins, DENY and same-origin', async () => {
@@ -242,7 +312,8 @@ describe('the operator console: time', () => {
       const unknown = await postSignIn(service, { token: 'x'.repeat(43) })
       assert.equal(unknown.status, 401)
       const { token } = await consoleLink(service)
-      service.clock.advance(10 * MINUTE + 1000)
+      // The link's command ran on the system clock, a while after the service's clock was set.
+      service.clock.advance(Date.now() - service.clock.now().getTime() + 10 * MINUTE + 1000)
       const late = await postSignIn(service, { token })
       assert.equal(late.status, 401)
       assert.match(late.text, /invalid or used/)
@@ -476,11 +547,17 @@ describe('the operator console across instances and by configuration', () => {
       // Successful sign-ins do not count.
       for (let round = 0; round < 4; round += 1)
         await signIn(service, (await consoleLink(service)).token)
-      for (let attempt = 0; attempt < 3; attempt += 1) {
+      for (let attempt = 0; attempt < 2; attempt += 1) {
         const answer = await postSignIn(service, { token: `guess-${attempt}` })
         assert.equal(answer.status, 401)
       }
+      assert.equal((await describeLink(service, 'guess-2')).status, 401)
       const { token } = await consoleLink(service)
+      // Asking whom a link signs in as counts too, and is refused over the limit.
+      const guess = await describeLink(service, 'guess-3')
+      assert.equal(guess.status, 429)
+      assert.match(JSON.parse(guess.text).message, /Try again in \d+ s/)
+      assert.ok(Number(guess.headers.get('retry-after')) >= 1)
       const refused = await postSignIn(service, { token }, { 'accept-language': 'zh-CN' })
       assert.equal(refused.status, 429)
       const retryAfter = Number(refused.headers.get('retry-after'))

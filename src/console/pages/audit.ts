@@ -3,7 +3,8 @@ import type { AuditEventRow } from '../../db/schema.js'
 import { escapeHtml as e } from '../../lib/html.js'
 import type { Paged } from '../../lib/paging.js'
 import { consolePage, href, type PageContext } from '../layout.js'
-import { cards, detailFields, langField, pager, selectField, timeTag } from '../widgets.js'
+import { userCell } from './events.js'
+import { cards, detailFields, langField, pagedList, selectField, timeTag } from '../widgets.js'
 import { WORDS } from '../words.js'
 
 export function auditHeaders(context: PageContext): string[] {
@@ -11,15 +12,18 @@ export function auditHeaders(context: PageContext): string[] {
   return [c.at, c.type, c.actor, c.user, c.ip, c.detail]
 }
 
-export function auditRows(context: PageContext, rows: readonly AuditEventRow[]): string[][] {
+/** The rows of the trail; `existing`: the openIds that still name a user (the others are erased). */
+export function auditRows(
+  context: PageContext,
+  rows: readonly AuditEventRow[],
+  existing: ReadonlySet<string>,
+): string[][] {
   const words = WORDS[context.locale]
   return rows.map((row) => [
     timeTag(Number(row.at)),
     `${e(isAuditEventType(row.type) ? words.auditTypes[row.type] : row.type)}<br><code>${e(row.type)}</code>`,
     e(row.actor),
-    row.open_id === null
-      ? '–'
-      : `<a href="${e(href(context, `/console/users/${encodeURIComponent(row.open_id)}`))}">${e(row.open_id)}</a>`,
+    row.open_id === null ? '–' : userCell(context, row.open_id, existing),
     e(row.ip ?? '–'),
     detailFields(row.detail),
   ])
@@ -39,6 +43,7 @@ export function auditPage(
   context: PageContext,
   filter: AuditForm,
   list: Paged<AuditEventRow>,
+  existing: ReadonlySet<string>,
 ): string {
   const words = WORDS[context.locale]
   const w = words.audit
@@ -57,10 +62,12 @@ ${input('until', 'until', w.until, 'date')}
   const params = Object.fromEntries(
     Object.entries(filter).map(([name, value]) => [name, value === '' ? null : value]),
   )
-  return consolePage(
+  const download = `<p><a href="${e(href(context, '/console/audit.csv', params))}" download>${e(words.download)}</a></p>`
+  const listed = pagedList(
     context,
-    w.title,
-    `${form}${pager(context, list, { path: '/console/audit', params, label: w.title })}${cards(auditHeaders(context), auditRows(context, list.rows), words.nothing)}`,
-    'audit',
+    list,
+    { path: '/console/audit', params, label: w.title },
+    cards(auditHeaders(context), auditRows(context, list.rows, existing), words.nothing),
   )
+  return consolePage(context, w.title, `${form}${download}${listed}`, 'audit')
 }

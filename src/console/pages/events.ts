@@ -3,7 +3,7 @@ import type { EndpointBacklog, EventType, EventView } from '../../events/service
 import { escapeHtml as e } from '../../lib/html.js'
 import type { Paged } from '../../lib/paging.js'
 import { actionButton, canAct, consolePage, href, type PageContext } from '../layout.js'
-import { cards, langField, notice, pager, selectField, timeTag } from '../widgets.js'
+import { cards, langField, notice, pagedList, selectField, timeTag } from '../widgets.js'
 import { WORDS } from '../words.js'
 
 const STATES: readonly WebhookDeliveryState[] = ['pending', 'dead', 'delivered']
@@ -45,24 +45,40 @@ export function eventHeaders(context: PageContext, withUser: boolean): string[] 
   ]
 }
 
+/**
+ * The rows of events; with `existing` (the openIds that still name a user), the user column:
+ * a link to the user's page, or the openId marked erased, never a link to a page that is gone.
+ */
 export function eventRows(
   context: PageContext,
   events: readonly EventView[],
-  withUser: boolean,
+  existing: ReadonlySet<string> | null,
 ): string[][] {
-  const words = WORDS[context.locale]
   return events.map((event) => [
     `${typeOf(context, event.type)}<br><code class="id">${e(event.id)}</code>`,
-    ...(withUser
-      ? [
-          event.openId === ''
-            ? e(words.events.erased)
-            : `<a href="${e(href(context, `/console/users/${encodeURIComponent(event.openId)}`))}">${e(event.openId)}</a>`,
-        ]
-      : []),
+    ...(existing === null
+      ? []
+      : [userCell(context, event.openId === '' ? null : event.openId, existing)]),
     timeTag(event.createdAt),
-    deliveries(context, event, withUser),
+    deliveries(context, event, existing !== null),
   ])
+}
+
+/**
+ * A user named in a list: a link to its page while it exists; an erased one's openId as text,
+ * marked "erased" (docs/console.md, "What each page shows").
+ */
+export function userCell(
+  context: PageContext,
+  openId: string | null,
+  existing: ReadonlySet<string>,
+): string {
+  const words = WORDS[context.locale]
+  if (openId === null) return e(words.events.erased)
+  if (!existing.has(openId)) {
+    return `<span class="erased"><code>${e(openId)}</code> <span class="muted">(${e(words.events.erased)})</span></span>`
+  }
+  return `<a href="${e(href(context, `/console/users/${encodeURIComponent(openId)}`))}">${e(openId)}</a>`
 }
 
 export interface EventsQuery {
@@ -76,6 +92,7 @@ export function eventsPage(
   query: EventsQuery,
   endpoints: readonly EndpointBacklog[],
   list: Paged<EventView>,
+  existing: ReadonlySet<string>,
   message: string | null,
 ): string {
   const words = WORDS[context.locale]
@@ -102,15 +119,15 @@ ${selectField('endpoint', 'endpoint', w.endpoint, [['', w.anyEndpoint], ...endpo
               `<div class="retry-all"><span>${e(w.retryAllNote(endpoint.label, endpoint.dead))}</span> ${actionButton(context, '/console/events/retry-all', w.retryAll, { endpoint: endpoint.key })}</div>`,
           )
           .join('')
-  const paging = pager(context, list, {
-    path: '/console/events',
-    params: { state: query.state, endpoint: query.endpoint },
-    label: w.title,
-  })
-  return consolePage(
+  const listed = pagedList(
     context,
-    w.title,
-    `${notice(message)}${form}${retryAll}${paging}${cards(eventHeaders(context, true), eventRows(context, list.rows, true), words.nothing)}`,
-    'events',
+    list,
+    {
+      path: '/console/events',
+      params: { state: query.state, endpoint: query.endpoint },
+      label: w.title,
+    },
+    cards(eventHeaders(context, true), eventRows(context, list.rows, existing), words.nothing),
   )
+  return consolePage(context, w.title, `${notice(message)}${form}${retryAll}${listed}`, 'events')
 }

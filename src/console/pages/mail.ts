@@ -2,7 +2,7 @@ import { escapeHtml as e } from '../../lib/html.js'
 import type { Paged } from '../../lib/paging.js'
 import type { MailView } from '../../mail/outbox-service.js'
 import { actionButton, canAct, consolePage, href, type PageContext } from '../layout.js'
-import { cards, notice, pager, timeTag } from '../widgets.js'
+import { cards, notice, pagedList, timeTag } from '../widgets.js'
 import { WORDS } from '../words.js'
 
 /** `s***@example.edu`: enough to recognise a recipient, not to harvest addresses. */
@@ -57,14 +57,19 @@ export function mailPage(
   return consolePage(
     context,
     words.mail.title,
-    `${notice(message)}${tabs(context, state)}${pager(context, list, {
-      path: '/console/mail',
-      params: { state: state === 'pending' ? null : state },
-      label: words.mail.title,
-    })}${cards(
-      [c.id, c.to, c.at, c.expires, c.tries, c.lastError, ...(acts ? [c.action] : [])],
-      rows,
-      words.nothing,
+    `${notice(message)}${tabs(context, state)}${pagedList(
+      context,
+      list,
+      {
+        path: '/console/mail',
+        params: { state: state === 'pending' ? null : state },
+        label: words.mail.title,
+      },
+      cards(
+        [c.id, c.to, c.at, c.expires, c.tries, c.lastError, ...(acts ? [c.action] : [])],
+        rows,
+        words.nothing,
+      ),
     )}`,
     'mail',
   )

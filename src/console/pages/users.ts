@@ -2,10 +2,12 @@ import { escapeHtml as e } from '../../lib/html.js'
 import type { Paged } from '../../lib/paging.js'
 import type { AuditEventRow } from '../../db/schema.js'
 import type { EventView } from '../../events/service.js'
+import type { MailView } from '../../mail/outbox-service.js'
 import type { DeviceSession } from '../../sessions/service.js'
 import { actionButton, canAct, consolePage, csrfField, href, type PageContext } from '../layout.js'
-import type { UserQuery, UserRowView, UserTier } from '../reads.js'
-import { cards, dayTag, langField, notice, pager, selectField, timeTag } from '../widgets.js'
+import type { UserQuery, UserTier } from '../reads.js'
+import type { UserRowView } from '../users-list.js'
+import { cards, dayTag, langField, notice, pagedList, selectField, timeTag } from '../widgets.js'
 import { WORDS } from '../words.js'
 import { auditRows, auditHeaders } from './audit.js'
 import { eventRows, eventHeaders } from './events.js'
@@ -60,12 +62,14 @@ ${selectField(
     ]),
     w.noMatch,
   )
-  const paging = pager(context, list, {
-    path: '/console/users',
-    params: queryParams(query),
-    label: w.title,
-  })
-  return consolePage(context, w.title, `${notice(message)}${form}${paging}${rows}`, 'users')
+  const download = `<p><a href="${e(href(context, '/console/users.csv', queryParams(query)))}" download>${e(words.download)}</a></p>`
+  const listed = pagedList(
+    context,
+    list,
+    { path: '/console/users', params: queryParams(query), label: w.title },
+    rows,
+  )
+  return consolePage(context, w.title, `${notice(message)}${form}${download}${listed}`, 'users')
 }
 
 export interface UserPageData {
@@ -73,6 +77,13 @@ export interface UserPageData {
   openId: string
   createdAt: number
   tier: UserTier
+  /** Every messenger identity of the person, the first first (docs/identities.md). */
+  identities: readonly {
+    platform: string
+    appId: string | null
+    openId: string
+    unionId: string | null
+  }[]
   university: {
     subject: string | null
     issuer: string | null
@@ -84,6 +95,8 @@ export interface UserPageData {
   sessions: readonly DeviceSession[]
   trail: Paged<AuditEventRow>
   events: Paged<EventView>
+  /** The mail campusgate sent or meant to send the user: never a body or a link. */
+  mail: Paged<MailView>
 }
 
 /**
@@ -103,6 +116,24 @@ export function userPage(context: PageContext, user: UserPageData, message: stri
 <div><dt>${e(w.name)}</dt><dd>${e(user.university.name ?? '–')}</dd></div>
 <div><dt>${e(w.linkedAt)}</dt><dd>${user.universityLinkedAt === null ? e(w.notLinked) : timeTag(user.universityLinkedAt)}</dd></div>
 </dl>`
+  const identities = cards(
+    [w.platform, w.app, w.openId, w.unionId],
+    user.identities.map((one) => [
+      e(one.platform),
+      one.appId === null ? e(w.appUnknown) : `<code>${e(one.appId)}</code>`,
+      `<code>${e(one.openId)}</code>`,
+      one.unionId === null ? '–' : `<code>${e(one.unionId)}</code>`,
+    ]),
+    words.nothing,
+  )
+  // Each of the page's lists keeps the others' pages in its pager's links.
+  const pages = { events: user.events.page, mail: user.mail.page, trail: user.trail.page }
+  const others = (list: keyof typeof pages) =>
+    Object.fromEntries(
+      Object.entries(pages)
+        .filter(([name]) => name !== list)
+        .map(([name, page]) => [name, page === 1 ? null : String(page)]),
+    )
   // A viewer's cards have no action column: nothing would be in it.
   const acts = canAct(context)
   const sessions = cards(
@@ -120,7 +151,7 @@ export function userPage(context: PageContext, user: UserPageData, message: stri
     ? ''
     : `<h2>${e(w.actions)}</h2>
 <div class="actions">
-${user.sessions.length > 0 ? actionButton(context, `${base}/revoke`, w.revokeAll, { session: 'all' }) : ''}
+${user.sessions.length > 0 ? revokeAllButton(context, base) : ''}
 ${user.universityLinkedAt !== null ? actionButton(context, `${base}/unlink`, w.unlink) : ''}
 </div>
 <form method="post" action="${e(href(context, `${base}/data`))}" class="download">${csrfField(context)}
@@ -142,6 +173,8 @@ ${user.universityLinkedAt !== null ? actionButton(context, `${base}/unlink`, w.u
 <div><dt>${e(w.created)}</dt><dd>${timeTag(user.createdAt)}</dd></div>
 <div><dt>${e(w.tier)}</dt><dd>${e(words.tiers[user.tier])}</dd></div>
 </dl>
+<h2>${e(w.identities)}</h2>
+${identities}
 <h2>${e(w.university)}</h2>
 ${identity}
 <h2>${e(w.sessions)}</h2>
@@ -149,11 +182,63 @@ ${identity}
 ${sessions}
 ${actions}
 <h2>${e(w.events)}</h2>
-${pager(context, user.events, { path: base, param: 'events', params: { trail: user.trail.page === 1 ? null : String(user.trail.page) }, label: w.events })}
-${cards(eventHeaders(context, false), eventRows(context, user.events.rows, false), words.nothing)}
+${pagedList(context, user.events, { path: base, param: 'events', params: others('events'), label: w.events }, cards(eventHeaders(context, false), eventRows(context, user.events.rows, null), words.nothing))}
+<h2>${e(w.mail)}</h2>
+<p class="muted">${e(w.mailNote)}</p>
+${pagedList(context, user.mail, { path: base, param: 'mail', params: others('mail'), label: w.mail }, mailHistory(context, user.mail.rows))}
 <h2>${e(w.trail)}</h2>
-${pager(context, user.trail, { path: base, param: 'trail', params: { events: user.events.page === 1 ? null : String(user.events.page) }, label: w.trail })}
-${cards(auditHeaders(context), auditRows(context, user.trail.rows), words.nothing)}`,
+${pagedList(context, user.trail, { path: base, param: 'trail', params: others('trail'), label: w.trail }, cards(auditHeaders(context), auditRows(context, user.trail.rows, new Set(user.identities.map((one) => one.openId))), words.nothing))}`,
+    'users',
+  )
+}
+
+/** The user's mail, newest first: to whom, its subject, where it stands; never a body or link. */
+function mailHistory(context: PageContext, rows: readonly MailView[]): string {
+  const words = WORDS[context.locale]
+  const c = words.columns
+  return cards(
+    [c.to, c.subject, c.state, c.at, c.finished, c.tries, c.lastError],
+    rows.map((mail) => [
+      e(mail.recipient),
+      e(mail.subject),
+      `<span class="mail-${mail.state}">${e(words.users.mailStates[mail.state])}</span>`,
+      timeTag(mail.createdAt),
+      timeTag(mail.sentAt ?? mail.abandonedAt),
+      String(mail.attempts),
+      e(mail.lastError ?? '–'),
+    ]),
+    words.users.noMail,
+  )
+}
+
+/**
+ * "Revoke all sessions" on a user's page: a GET to the page that asks first (revokeAllPage), with
+ * the view to return to.
+ */
+function revokeAllButton(context: PageContext, base: string): string {
+  const w = WORDS[context.locale].users
+  return `<form method="get" action="${e(`${base}/revoke-all`)}" class="inline">${langField(context)}<input type="hidden" name="back" value="${e(context.here)}"><button type="submit">${e(w.revokeAll)}</button></form>`
+}
+
+/**
+ * The question before "Revoke all sessions": what it ends, and that a student at tier 2 loses it
+ * until they prove membership again (the university link ends with the last session).
+ */
+export function revokeAllPage(
+  context: PageContext,
+  user: { openId: string; sessions: number; linked: boolean; back: string },
+): string {
+  const w = WORDS[context.locale].users
+  const base = `/console/users/${encodeURIComponent(user.openId)}`
+  const cancel = user.back === '' ? href(context, base) : user.back
+  return consolePage(
+    context,
+    w.revokeAllTitle,
+    `<dl class="facts"><div><dt>${e(w.openId)}</dt><dd><code>${e(user.openId)}</code></dd></div></dl>
+<p>${e(w.revokeAllSessions(user.sessions))}</p>
+<p class="warning">${e(user.linked ? w.revokeAllTier2 : w.revokeAllTier1)}</p>
+<div class="actions">${actionButton(context, `${base}/revoke`, w.revokeAll, { session: 'all', confirmed: 'yes', back: user.back }, 'danger')}
+<a class="button secondary" href="${e(cancel)}">${e(w.cancel)}</a></div>`,
     'users',
   )
 }

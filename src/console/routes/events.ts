@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { WebhookDeliveryState } from '../../db/schema.js'
 import { stringField } from '../../lib/coerce.js'
-import { pageNumber } from '../../lib/paging.js'
+import { pageNumber, pageWithin } from '../../lib/paging.js'
 import { eventsPage } from '../pages/events.js'
+import { existingOpenIds } from '../reads.js'
 import { WORDS } from '../words.js'
 import { PAGE, type SectionOptions } from './options.js'
+
+const DEAD = '/console/events?state=dead'
 
 /** An endpoint's key as pages carry it (events/listing.ts), or undefined. */
 function endpointKey(source: unknown): string | undefined {
@@ -17,7 +20,7 @@ function endpointKey(source: unknown): string | undefined {
  * an endpoint's dead ones retried at once (`campusgate events …`). Each action is audited.
  */
 export function eventsRoutes(app: FastifyInstance, options: SectionOptions): void {
-  const { webhookEvents, consoleSessions, kit } = options
+  const { webhookEvents, consoleSessions, db, kit } = options
   const record = (request: FastifyRequest, detail: Record<string, string | number>) =>
     consoleSessions.recordAction(request.consoleSession!, request.ip, detail)
 
@@ -28,11 +31,14 @@ export function eventsRoutes(app: FastifyInstance, options: SectionOptions): voi
     const endpoint = endpointKey(request.query) ?? null
     const [endpoints, list] = await Promise.all([
       webhookEvents.backlogByEndpoint(),
-      webhookEvents.page(
-        { state, endpoint, userId: null },
-        pageNumber(stringField(request.query, 'page')),
+      pageWithin(pageNumber(stringField(request.query, 'page')), (page) =>
+        webhookEvents.page({ state, endpoint, userId: null }, page),
       ),
     ])
+    const existing = await existingOpenIds(
+      db,
+      list.rows.map((event) => event.openId),
+    )
     return kit.page(
       reply,
       200,
@@ -41,23 +47,22 @@ export function eventsRoutes(app: FastifyInstance, options: SectionOptions): voi
         { state, endpoint },
         endpoints,
         list,
+        existing,
         kit.done(request, WORDS[ctx.locale].events.done),
       ),
     )
   })
 
+  // Each returns to the view its form came from (state, endpoint, page, language) and says how
+  // many deliveries it changed.
   app.post<{ Params: { id: string } }>('/events/:id/retry', PAGE, async (request, reply) => {
     const endpoint = endpointKey(request.body)
     const outcome = await webhookEvents.retry(request.params.id, endpoint)
     if (outcome === 'retried') {
       await record(request, { action: 'event-retry', eventId: request.params.id })
     }
-    return kit.back(
-      request,
-      reply,
-      '/console/events?state=dead',
-      outcome === 'retried' ? 'retried' : 'nothing',
-    )
+    const retried = outcome === 'retried'
+    return kit.back(request, reply, DEAD, retried ? 'retried' : 'nothing', retried ? 1 : 0)
   })
 
   app.post<{ Params: { id: string } }>('/events/:id/replay', PAGE, async (request, reply) => {
@@ -66,11 +71,13 @@ export function eventsRoutes(app: FastifyInstance, options: SectionOptions): voi
     if (outcome === 'replayed') {
       await record(request, { action: 'event-replay', eventId: request.params.id })
     }
+    const replayed = outcome === 'replayed'
     return kit.back(
       request,
       reply,
       '/console/events?state=delivered',
-      outcome === 'replayed' ? 'replayed' : 'nothing',
+      replayed ? 'replayed' : 'nothing',
+      replayed ? 1 : 0,
     )
   })
 
@@ -80,11 +87,8 @@ export function eventsRoutes(app: FastifyInstance, options: SectionOptions): voi
     if (retried > 0) {
       await record(request, { action: 'event-retry-all', endpoint: endpoint!, deliveries: retried })
     }
-    return kit.back(
-      request,
-      reply,
-      '/console/events?state=dead',
-      retried > 0 ? 'retriedAll' : 'nothing',
-    )
+    // Without a view to return to: the dead deliveries of the endpoint it retried.
+    const fallback = endpoint === undefined ? DEAD : `${DEAD}&endpoint=${endpoint}`
+    return kit.back(request, reply, fallback, retried > 0 ? 'retriedAll' : 'nothing', retried)
   })
 }

@@ -4,9 +4,12 @@ import { stringField } from '../../lib/coerce.js'
 import { parseLocale } from '../../lib/locale.js'
 import { CONSOLE_HEADERS, csrfTokenValid, sameOrigin } from '../guard.js'
 import { csrfPage, notFoundPage, rolePage } from '../pages/errors.js'
+import { DESCRIBE_PATH, SIGN_IN_PATH } from '../sections.js'
 import type { SectionOptions } from './options.js'
 
-export const SIGN_IN_PATH = '/console/sign-in'
+export { DESCRIBE_PATH, SIGN_IN_PATH }
+/** The POSTs whose proof is a link's token, not a session and its CSRF token. */
+const TOKEN_POSTS: ReadonlySet<string> = new Set([SIGN_IN_PATH, DESCRIBE_PATH])
 const CSRF_FAILED = '@forbidden/csrf-check-failed'
 
 declare module 'fastify' {
@@ -74,7 +77,7 @@ export function guardConsole(app: FastifyInstance, options: SectionOptions): voi
   app.addHook('onRequest', async (request, reply) => {
     const path = pathOf(request)
     if (
-      path === SIGN_IN_PATH ||
+      TOKEN_POSTS.has(path) ||
       path.startsWith(`${SIGN_IN_PATH}/university`) ||
       path.startsWith('/console/assets/')
     )
@@ -100,7 +103,7 @@ export function guardConsole(app: FastifyInstance, options: SectionOptions): voi
    */
   app.addHook('preHandler', async (request, reply) => {
     if (request.method !== 'POST') return
-    const signIn = pathOf(request) === SIGN_IN_PATH
+    const signIn = TOKEN_POSTS.has(pathOf(request))
     const csrfOk =
       fromThisOrigin(request) &&
       (signIn ||
@@ -108,6 +111,9 @@ export function guardConsole(app: FastifyInstance, options: SectionOptions): voi
     if (!csrfOk) return refuse(request, reply, CSRF_FAILED, csrfPage)
     const session = request.consoleSession
     if (signIn || session === null || request.routeOptions.config.consoleAnyRole === true) return
+    // A path that is no action is answered 404 by the not-found handler, for every role: no
+    // refusal is recorded for what could never have been done.
+    if (request.is404) return
     if (session.role !== 'admin') {
       await consoleSessions.refuseAction(session, request.ip, pathOf(request))
       return refuse(request, reply, ERRORS.operatorRole.code, rolePage)

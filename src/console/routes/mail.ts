@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { stringField } from '../../lib/coerce.js'
-import { pageNumber } from '../../lib/paging.js'
+import { pageNumber, pageWithin } from '../../lib/paging.js'
 import { mailPage } from '../pages/mail.js'
 import { WORDS } from '../words.js'
 import { PAGE, type SectionOptions } from './options.js'
@@ -12,12 +12,10 @@ export function mailRoutes(app: FastifyInstance, options: SectionOptions): void 
   app.get('/mail', PAGE, async (request, reply) => {
     const ctx = kit.context(request, reply)
     const state = stringField(request.query, 'state') === 'dead' ? 'dead' : 'pending'
-    const list = await outbox.page(
-      { state: state === 'dead' ? 'abandoned' : 'queued' },
-      pageNumber(stringField(request.query, 'page')),
+    const list = await pageWithin(pageNumber(stringField(request.query, 'page')), (page) =>
+      outbox.page({ state: state === 'dead' ? 'abandoned' : 'queued' }, page),
     )
-    const count = stringField(request.query, 'done')
-    const message = /^\d{1,6}$/.test(count) ? WORDS[ctx.locale].mail.done(Number(count)) : null
+    const message = kit.done(request, WORDS[ctx.locale].mail.done)
     return kit.page(reply, 200, mailPage(ctx, state, list, clock.now().getTime(), message))
   })
 
@@ -29,6 +27,6 @@ export function mailRoutes(app: FastifyInstance, options: SectionOptions): void 
         mailId: request.params.id,
       })
     }
-    return kit.back(request, reply, '/console/mail', String(due))
+    return kit.back(request, reply, '/console/mail', due > 0 ? 'retried' : 'nothing', due)
   })
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { stringField } from '../../lib/coerce.js'
 import { parseLocale } from '../../lib/locale.js'
-import { consoleCookie, consoleReturnPath } from '../guard.js'
+import type { OperatorRole } from '../../db/schema.js'
+import { CONSOLE_HEADERS, consoleCookie, consoleReturnPath } from '../guard.js'
 import {
   continuePage,
   invalidLinkPage,
@@ -10,7 +11,8 @@ import {
   signInPage,
 } from '../pages/sign-in.js'
 import { universitySignInRoutes } from '../university.js'
-import { SIGN_IN_PATH } from './guard-hooks.js'
+import { WORDS } from '../words.js'
+import { DESCRIBE_PATH, SIGN_IN_PATH } from './guard-hooks.js'
 import { PAGE, type SectionOptions } from './options.js'
 
 /**
@@ -39,17 +41,66 @@ export function signInRoutes(app: FastifyInstance, options: SectionOptions): voi
     return kit.page(reply, 429, limitedPage(kit.context(request, reply), seconds, now))
   }
 
-  app.get('/sign-in', PAGE, async (request, reply) =>
-    kit.page(
+  /** The console session this browser holds, if any (the sign-in routes are outside the guard). */
+  async function heldSession(request: FastifyRequest) {
+    const value = request.cookies[cookieSpec.name]
+    return value === undefined ? null : consoleSessions.validate(value)
+  }
+
+  // The page never signs in by itself (docs/console.md, "Signing in"): its script shows whom the
+  // link in the fragment signs in as, and the operator presses the button.
+  app.get('/sign-in', PAGE, async (request, reply) => {
+    // Known only when the page was opened from this site: a navigation from another site comes
+    // without the SameSite=Strict cookie, and the description below says it then.
+    const held = await heldSession(request)
+    return kit.page(
       reply,
       200,
-      signInPage(
-        kit.context(request, reply),
-        options.consoleOidc !== null,
-        consoleReturnPath(stringField(request.query, 'next')) ?? '',
-      ),
-    ),
-  )
+      signInPage(kit.context(request, reply), {
+        offerUniversity: options.consoleOidc !== null,
+        next: consoleReturnPath(stringField(request.query, 'next')) ?? '',
+        held,
+      }),
+    )
+  })
+
+  /**
+   * What the page's script asks before it offers the button: whom an unused link signs in as, and
+   * whom this browser is signed in as now, in the page's words. The link is not spent. Posted by
+   * the page (same origin, the token in the body: never in an address a server logs) and counted
+   * in the console's sign-in limit like a sign-in, so it is no way to try tokens faster.
+   */
+  app.post(DESCRIBE_PATH.slice('/console'.length), PAGE, async (request, reply) => {
+    const words = WORDS[kit.context(request, reply).locale].signIn
+    const json = (status: number, body: object) =>
+      reply
+        .code(status)
+        .headers(CONSOLE_HEADERS)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(body))
+    const seconds = await app.consoleSignIns.refusedFor(request)
+    if (seconds !== null) {
+      reply.header('retry-after', String(seconds))
+      return json(429, { message: words.limited(seconds) })
+    }
+    const link = await consoleSessions.describeLink(stringField(request.body, 'token'))
+    if (link === null) {
+      await app.consoleSignIns.fail(request)
+      return json(401, { message: `${words.invalidTitle}. ${words.invalid}` })
+    }
+    const held = await heldSession(request)
+    const named = (operator: string, role: OperatorRole) => words.as(operator, words.role[role])
+    return json(200, {
+      operator: link.operator,
+      role: link.role,
+      expiresAt: new Date(link.expiresAt).toISOString(),
+      button: words.signInAs(named(link.operator, link.role)),
+      switching:
+        held === null
+          ? null
+          : words.switching(named(held.operator, held.role), named(link.operator, link.role)),
+    })
+  })
 
   function setSessionCookie(reply: FastifyReply, value: string, endsAt: number): void {
     reply.setCookie(cookieSpec.name, value, {
@@ -85,7 +136,7 @@ export function signInRoutes(app: FastifyInstance, options: SectionOptions): voi
     const over = await limited(request, reply)
     if (over !== null) return over
     const token = stringField(request.body, 'token')
-    const signedIn = await consoleSessions.signIn(token, request.ip)
+    const signedIn = await consoleSessions.signIn(token, request.ip, await heldSession(request))
     if (signedIn === null) {
       await app.consoleSignIns.fail(request)
       return kit.page(reply, 401, invalidLinkPage(kit.context(request, reply)))
@@ -106,7 +157,9 @@ export function signInRoutes(app: FastifyInstance, options: SectionOptions): voi
         secure: cookieSpec.secure,
         path: '/',
       })
-      return kit.redirect(reply, SIGN_IN_PATH)
+      // The language the console was used in stays on the sign-in page.
+      const lang = parseLocale(stringField(request.query, 'lang'))
+      return kit.redirect(reply, lang === null ? SIGN_IN_PATH : `${SIGN_IN_PATH}?lang=${lang}`)
     },
   )
 }
