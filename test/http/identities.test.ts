@@ -5,7 +5,7 @@ import { resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { latestAuditEvents } from '../../src/audit/store.js'
 import type { AccessDocument } from '../../src/accounts/access.js'
-import { call } from '../helpers/service.js'
+import { call, startService } from '../helpers/service.js'
 import {
   decideAtProvider,
   followCallback,
@@ -331,6 +331,68 @@ describe('identities: the platforms unreachable, and IDENTITY_LINK_BY_UNIONID=of
         ids.push((answer.body as unknown as AccessDocument).user.id)
       }
       assert.notEqual(ids[0], ids[1])
+    } finally {
+      await stack.close()
+    }
+  })
+})
+
+describe('identities: the secrets of every platform stay on the server', () => {
+  it('the sandbox of npm start simulates each listed app, its public secret held for server-held', async () => {
+    const service = await startService({ MESSENGER_APP_PLATFORMS: APPS })
+    try {
+      for (const [appId, platform] of [
+        ['qq-app', 'qq'],
+        ['tt-app', 'douyin'],
+        ['wx-market', 'wechat'],
+      ] as const) {
+        const minted = await call(`${service.url}/_sandbox/messenger/login-codes`, {
+          method: 'POST',
+          json: { appId },
+        })
+        assert.equal(minted.status, 200, minted.text)
+        assert.equal(minted.body.appSecret, `sandbox-secret-${appId}`)
+        const registered = await call(`${service.url}/register/messenger`, {
+          method: 'POST',
+          json: { appId, appSecret: 'server-held', code: minted.body.code },
+        })
+        assert.equal(registered.status, 200, registered.text)
+        const session = await call(`${service.url}/session`, {
+          headers: { authorization: String(registered.body.sessionKey) },
+        })
+        assert.equal(session.body.platform, platform)
+      }
+      // An app nobody listed is not simulated: no login code for it.
+      const unlisted = await call(`${service.url}/_sandbox/messenger/login-codes`, {
+        method: 'POST',
+        json: { appId: 'wx-unlisted' },
+      })
+      assert.equal(unlisted.status, 400)
+    } finally {
+      await service.close()
+    }
+  })
+
+  it('MESSENGER_APP_SECRETS holds the secret of a QQ and a Douyin app: sent to the platform, never the client value', async () => {
+    const stack = await startStack({
+      MESSENGER_APP_PLATFORMS: APPS,
+      MESSENGER_APP_SECRETS: 'qq-app:sandbox-secret-qq-app,tt-app:sandbox-secret-tt-app',
+    })
+    try {
+      for (const appId of ['qq-app', 'tt-app']) {
+        const minted = await fetch(`${stack.providersUrl}/_sandbox/messenger/login-codes`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ appId }),
+        })
+        const { code } = (await minted.json()) as { code: string }
+        const registered = await call(`${stack.service.url}/register/messenger`, {
+          method: 'POST',
+          json: { appId, appSecret: 'a-value-the-client-made-up', code },
+        })
+        assert.equal(registered.status, 200, registered.text)
+      }
+      assert.ok(!stack.service.logs().includes('sandbox-secret-'), 'no secret in the log')
     } finally {
       await stack.close()
     }
