@@ -118,6 +118,7 @@ describe('CAS against the sandbox CAS server', () => {
     assert.deepEqual(await protocol.read(callback), {
       kind: 'answer',
       state: start.state,
+      cookie: 'cookie',
       denial: null,
     })
     assert.deepEqual(await protocol.complete(callback, start), {
@@ -181,6 +182,7 @@ describe('CAS against the sandbox CAS server', () => {
     assert.deepEqual(await protocol.read(callback), {
       kind: 'answer',
       state: start.state,
+      cookie: 'cookie',
       denial: { denied: true, reason: 'no ticket' },
     })
   })
@@ -214,9 +216,9 @@ describe('CAS against the sandbox CAS server', () => {
     assert.match(other.kind === 'failed' ? other.reason : '', /code=INVALID_SERVICE/)
   })
 
-  it('refuses a POST, a missing state and a malformed ticket before anything is read', async () => {
+  it('refuses a POST, a missing state, a missing cookie and a malformed ticket before anything is read', async () => {
     const protocol = casProtocol(casUrl)
-    const base = { attemptCookie: null, ip: '127.0.0.1' }
+    const base = { attemptCookie: 'cookie', ip: '127.0.0.1' }
     assert.equal(
       (await protocol.read({ ...base, method: 'POST', params: { state: 's', ticket: 'ST-1' } }))
         .kind,
@@ -229,6 +231,15 @@ describe('CAS against the sandbox CAS server', () => {
     assert.deepEqual(
       await protocol.read({ ...base, method: 'GET', params: { state: 's', ticket: 'ST-1<x>' } }),
       { kind: 'refuse', reason: 'ticket malformed' },
+    )
+    assert.deepEqual(
+      await protocol.read({
+        ...base,
+        attemptCookie: null,
+        method: 'GET',
+        params: { state: 's', ticket: 'ST-1' },
+      }),
+      { kind: 'refuse', reason: 'no attempt cookie' },
     )
   })
 })
@@ -351,6 +362,7 @@ describe('CAS against LemonLDAP::NG (Debian packages)', () => {
     assert.deepEqual(await protocol.read(callback), {
       kind: 'answer',
       state: start.state,
+      cookie: 'cookie',
       denial: null,
     })
     assert.deepEqual(await protocol.complete(callback, start), {

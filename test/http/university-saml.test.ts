@@ -166,6 +166,7 @@ describe('SAML against the sandbox IdP', () => {
     assert.deepEqual(await protocol.read(request), {
       kind: 'answer',
       state: start.state,
+      cookie: start.cookie,
       denial: null,
     })
     assert.deepEqual(await protocol.complete(request, start), {
@@ -194,6 +195,7 @@ describe('SAML against the sandbox IdP', () => {
     assert.deepEqual(await protocol.read(posted(fields, start.cookie)), {
       kind: 'answer',
       state: start.state,
+      cookie: start.cookie,
       denial: { denied: true, reason: 'the IdP answered status Responder/RequestDenied' },
     })
   })
@@ -491,6 +493,7 @@ describe('SAML against LemonLDAP::NG (Debian packages)', () => {
     assert.deepEqual(await protocol.read(request), {
       kind: 'answer',
       state: start.state,
+      cookie: start.cookie,
       denial: null,
     })
     const completion = await protocol.complete(request, start)

@@ -40,6 +40,7 @@ import {
   TIERS,
   WIRE_ERRORS,
   type DeviceSession,
+  type MessengerPlatform,
   type RegisterMessengerAnswer,
   type RegisterMessengerBody,
   type RegisterUniversityBody,
@@ -63,6 +64,7 @@ export type { Method, Platform, PlatformRequestOptions, RequestData, Response }
 export { abortable, MEDIA_TYPE, MIN_POLL_INTERVAL_MS, SERVER_HELD, TIERS, WIRE_ERRORS }
 export type {
   DeviceSession,
+  MessengerPlatform,
   RegisterMessengerAnswer,
   RegisterMessengerBody,
   RegisterUniversityBody,

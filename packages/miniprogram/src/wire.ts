@@ -9,11 +9,18 @@ export const TIERS = ['messenger-registered', 'university-registered'] as const
 
 export type Tier = (typeof TIERS)[number]
 
+/** The messenger platforms an app may run on. */
+export type MessengerPlatform = 'wechat' | 'qq' | 'douyin'
+
 /** What `GET /session` answers. */
 export interface Session {
   /** This session's id: one of the user's sessions, one per device (`GET /sessions`' `id`). */
   sessionId: string
   openId: string
+  /** The app the session registered from; absent when unknown (a session imported from elsewhere). */
+  appId?: string
+  /** That app's messenger platform. */
+  platform: MessengerPlatform
   tier: Tier
   expiresAt: string
   /** At `university-registered` only; fields the university did not give are absent. */

@@ -1,7 +1,7 @@
 // The lifecycle events as campusgate sends them (campusgate's docs/webhooks.md); the `webhooks` section
 // of campusgate's OpenAPI document is the source, and test/wire-contract.test.ts holds the two
 // together.
-import type { Session } from './session.js'
+import type { MessengerPlatform, Session } from './session.js'
 
 export const EVENT_TYPES = [
   'user.created',
@@ -39,7 +39,13 @@ export interface EventIds {
 /** What each type's `data` carries. */
 export interface EventData {
   'user.created': EventIds
-  'session.started': EventIds & { sessionId: string; expiresAt: string }
+  'session.started': EventIds & {
+    sessionId: string
+    expiresAt: string
+    /** The app the session registered from; absent when unknown. */
+    appId?: string
+    platform: MessengerPlatform
+  }
   'session.ended': EventIds & { sessionId: string; reason: SessionEndedReason }
   'university.linked': EventIds & { university: NonNullable<Session['university']> }
   'university.unlinked': EventIds & { reason: UniversityUnlinkedReason }

@@ -8,7 +8,7 @@ export {
 export type { GuardOptions, Refusal } from './guard.js'
 export type { CacheOptions } from './cache.js'
 export { ERROR_CODES, MEDIA_TYPE, UNAVAILABLE_RETRY_AFTER_SECONDS } from './answers.js'
-export { TIERS, type Session, type Tier } from './session.js'
+export { TIERS, type MessengerPlatform, type Session, type Tier } from './session.js'
 export {
   createWebhookReceiver,
   MAX_EVENT_BYTES,

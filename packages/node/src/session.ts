@@ -2,11 +2,18 @@ export type Tier = 'messenger-registered' | 'university-registered'
 
 export const TIERS: readonly Tier[] = ['messenger-registered', 'university-registered']
 
+/** The messenger platforms an app may run on. */
+export type MessengerPlatform = 'wechat' | 'qq' | 'douyin'
+
 /** What `GET /session` answers for a valid key. */
 export interface Session {
   /** This session's id: one of the user's sessions, one per device (`GET /sessions`' `id`). */
   sessionId: string
   openId: string
+  /** The app the session registered from; absent when unknown (a session imported from elsewhere). */
+  appId?: string
+  /** That app's messenger platform. */
+  platform: MessengerPlatform
   tier: Tier
   expiresAt: string
   /** At `university-registered` only; fields the university did not give are absent. */
@@ -58,12 +65,17 @@ export function isSession(value: unknown): value is Session {
  */
 export function sessionFromIntrospection(value: unknown): Session | null | undefined {
   if (typeof value !== 'object' || value === null) return undefined
-  const { active, sid, openId, tier, exp, university } = value as Record<string, unknown>
+  const { active, sid, openId, appId, platform, tier, exp, university } = value as Record<
+    string,
+    unknown
+  >
   if (active === false) return null
   if (
     active !== true ||
     typeof sid !== 'string' ||
     typeof openId !== 'string' ||
+    (appId !== undefined && typeof appId !== 'string') ||
+    typeof platform !== 'string' ||
     !TIERS.includes(tier as Tier) ||
     typeof exp !== 'number' ||
     !Number.isFinite(exp) ||
@@ -74,6 +86,8 @@ export function sessionFromIntrospection(value: unknown): Session | null | undef
   return {
     sessionId: sid,
     openId,
+    ...(appId === undefined ? {} : { appId }),
+    platform: platform as MessengerPlatform,
     tier: tier as Tier,
     expiresAt: new Date(exp * 1000).toISOString(),
     ...(university === undefined ? {} : { university: university as Session['university'] }),

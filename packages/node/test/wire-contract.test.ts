@@ -34,8 +34,16 @@ interface Fields {
 type University = NonNullable<Session['university']>
 
 const SESSION: Fields = {
-  all: all<keyof Session>()(['sessionId', 'openId', 'tier', 'expiresAt', 'university']),
-  required: all<RequiredKeys<Session>>()(['sessionId', 'openId', 'tier', 'expiresAt']),
+  all: all<keyof Session>()([
+    'sessionId',
+    'openId',
+    'appId',
+    'platform',
+    'tier',
+    'expiresAt',
+    'university',
+  ]),
+  required: all<RequiredKeys<Session>>()(['sessionId', 'openId', 'platform', 'tier', 'expiresAt']),
 }
 const UNIVERSITY: Fields = {
   all: all<keyof University>()(['subject', 'email', 'name', 'isStudent', 'linkedAt']),
@@ -48,8 +56,19 @@ const EVENT_DATA: { [T in EventType]: Fields } = {
     required: all<RequiredKeys<EventData['user.created']>>()(ids),
   },
   'session.started': {
-    all: all<keyof EventData['session.started']>()([...ids, 'sessionId', 'expiresAt']),
-    required: all<RequiredKeys<EventData['session.started']>>()([...ids, 'sessionId', 'expiresAt']),
+    all: all<keyof EventData['session.started']>()([
+      ...ids,
+      'sessionId',
+      'expiresAt',
+      'appId',
+      'platform',
+    ]),
+    required: all<RequiredKeys<EventData['session.started']>>()([
+      ...ids,
+      'sessionId',
+      'expiresAt',
+      'platform',
+    ]),
   },
   'session.ended': {
     all: all<keyof EventData['session.ended']>()([...ids, 'sessionId', 'reason']),
