@@ -33,6 +33,11 @@ export interface SandboxOptions {
   callbackUrl: () => string
   /** SAML: campusgate's SP entity id (default `${PUBLIC_BASE_URL}/authorize/university/saml`). */
   samlSpEntityId?: () => string
+  /**
+   * Where the sandbox itself is reached when it is served apart from campusgate (a server of its
+   * own, on another site); by default campusgate's own base URL.
+   */
+  selfUrl?: () => string
   /** All expiries use `clock.now()`. */
   clock: Clock
   /** What the service's mail transport delivered; with it the home page is a playground. */
@@ -188,7 +193,7 @@ async function sandboxPlugin(app: FastifyInstance, options: SandboxOptions): Pro
   else if (options.universityProtocol === 'saml') {
     samlRoutes(app, {
       ...options,
-      entityId: () => `${baseUrlOf(options.callbackUrl())}${PREFIX}/saml`,
+      entityId: () => `${options.selfUrl?.() ?? baseUrlOf(options.callbackUrl())}${PREFIX}/saml`,
       spEntityId:
         options.samlSpEntityId ??
         (() => `${baseUrlOf(options.callbackUrl())}/authorize/university/saml`),

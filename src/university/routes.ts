@@ -11,6 +11,7 @@ import {
   protocolEdgeResponses,
 } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
+import { samlRoutes } from './saml-routes.js'
 import { IGNORED } from './callback.js'
 import type { University } from './service.js'
 
@@ -56,6 +57,9 @@ export async function universityRoutes(
   const secure = publicBaseUrl.startsWith('https:')
   const cookieName = secure ? '__Host-campusgate-attempt' : 'campusgate-attempt'
   const cookiePath = secure ? '/' : '/authorize/university'
+  const clearAttemptCookie = (reply: FastifyReply): void => {
+    reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
+  }
 
   app.post<{ Body: { email: string } }>(
     '/register/university',
@@ -202,8 +206,7 @@ export async function universityRoutes(
             ip: request.ip,
           })
       reply.header('cache-control', 'no-store')
-      if (result.boundToBrowser)
-        reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
+      if (result.boundToBrowser) clearAttemptCookie(reply)
       if (wantsHtml(request)) {
         // The provider writes the callback's query, so only Accept-Language chooses the language.
         const locale = pageLocale(request, reply, { allowOverride: false })
@@ -212,4 +215,7 @@ export async function universityRoutes(
       return {}
     },
   )
+
+  // UNIVERSITY_PROTOCOL=saml: the SP metadata and the IdP's POST to the callback.
+  await samlRoutes(app, { university, cookieName, clearAttemptCookie })
 }

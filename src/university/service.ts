@@ -15,6 +15,7 @@ import { emailDomainAllowed } from './email-domains.js'
 import { ProviderUnavailableError } from './oidc-client.js'
 import { createCallback, type CallbackInput, type CallbackResult } from './callback.js'
 import type { UniversityProtocol } from './protocol.js'
+import { samlOf } from './protocols.js'
 
 export type { CallbackInput, CallbackOutcome, CallbackResult } from './callback.js'
 import { findLiveCode, insertAttempt } from './store.js'
@@ -34,6 +35,8 @@ export interface University {
   openLink(code: string): Promise<LinkOpened | null>
   /** The identity provider's callback; never throws for bad input (the endpoint always answers 200). */
   handleCallback(input: CallbackInput): Promise<CallbackResult>
+  /** The SAML service provider's metadata, when the university speaks SAML; null otherwise. */
+  samlMetadata(): string | null
 }
 
 export interface UniversityOptions {
@@ -128,5 +131,7 @@ export function createUniversity(options: UniversityOptions): University {
     },
 
     handleCallback: (input) => callback.handle(input),
+
+    samlMetadata: () => samlOf(options.protocol)?.spMetadata() ?? null,
   }
 }
