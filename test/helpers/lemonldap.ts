@@ -71,17 +71,25 @@ export class Browser {
     }
   }
 
-  async get(url: string): Promise<Response> {
-    const response = await fetch(url, { redirect: 'manual', headers: this.cookieHeader() })
+  async get(url: string, headers: Record<string, string> = {}): Promise<Response> {
+    const response = await fetch(url, {
+      redirect: 'manual',
+      headers: { ...headers, ...this.cookieHeader() },
+    })
     this.remember(response)
     return response
   }
 
-  async post(url: string, form: Record<string, string>): Promise<Response> {
+  async post(
+    url: string,
+    form: Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     const response = await fetch(url, {
       method: 'POST',
       redirect: 'manual',
       headers: {
+        ...headers,
         ...this.cookieHeader(),
         'content-type': 'application/x-www-form-urlencoded',
       },
