@@ -6,8 +6,10 @@ import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
 import { generateSecret, hashSecret } from '../../src/lib/secrets.js'
 import { freshDatabase } from '../helpers/database.js'
 import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
+import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 import {
   logout,
+  mintLoginCode,
   registerMessenger,
   registerUniversity,
   sessionOf,
@@ -131,6 +133,41 @@ describe('sessions per device', () => {
       ],
     )
     assert.equal((await sessionOf(stack, second.sessionKey)).status, 200)
+  })
+
+  it('the app names the device with the registration body’s device: at most 64 characters, in place of the User-Agent', async () => {
+    const register = async (device: unknown, openId?: string) =>
+      call(url('/register/messenger'), {
+        method: 'POST',
+        headers: { 'user-agent': PHONE },
+        json: {
+          appId: SANDBOX_APP.appId,
+          appSecret: SANDBOX_APP.appSecret,
+          code: (await mintLoginCode(stack, openId)).code,
+          device,
+        },
+      })
+    const named = await register('Ada’s phone — 微信')
+    assert.equal(named.status, 200, named.text)
+    const key = named.body.sessionKey as string
+    assert.deepEqual(
+      (await sessionsOf(key)).map((one) => one.device),
+      ['Ada’s phone — 微信'],
+    )
+    for (const device of ['x'.repeat(65), 'y'.repeat(300)]) {
+      const refused = await register(device)
+      assert.equal(refused.status, 400, JSON.stringify(device))
+      assert.deepEqual(refused.body, { error: '@bad-request/invalid-value' })
+    }
+    assert.equal((await register('x'.repeat(64))).status, 200)
+    // An empty name is none: the User-Agent labels the session.
+    const unnamed = await register('')
+    assert.equal(unnamed.status, 200)
+    const devices = await sessionsOf(unnamed.body.sessionKey as string)
+    assert.deepEqual(
+      devices.filter((one) => one.current).map((one) => one.device),
+      [PHONE],
+    )
   })
 
   it('logging out on one device leaves the other at its tier; the last logout nullifies the tokens', async () => {
