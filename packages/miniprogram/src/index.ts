@@ -105,6 +105,16 @@ export interface CampusgateOptions {
    * to nothing else but campusgate.
    */
   backends?: readonly string[]
+  /**
+   * The name this device's session carries (at most 64 characters), e.g. the one the user gave it:
+   * what `sessions()` and campusgate's console show instead of the platform's `User-Agent`.
+   */
+  deviceName?: string
+}
+
+export interface LogoutOptions {
+  /** `'all'`: end every session of the person, on every device (POST /logout?scope=all). */
+  scope?: 'all'
 }
 
 /** wx.request's option names. */
@@ -132,17 +142,22 @@ export interface Campusgate {
   login(options?: LoginOptions): Promise<Session>
   /**
    * One call with the session key, to campusgate or to one of `backends`. Signs in first when no
-   * key is kept; a key refused with 401 `invalid-session-key` (by campusgate or a backend) gets one
-   * new login and one retry; a 429 with `Retry-After` of at most ten seconds is waited out once.
-   * Resolves for a 2xx, otherwise rejects with a CampusgateError.
+   * key is kept; a key refused with 401 `invalid-session-key` gets one new login and one retry —
+   * when a backend refused it, only after GET /session says campusgate has ended it too (a live
+   * key is never renewed: the call rejects with the backend's 401); a 429 with `Retry-After` of
+   * at most ten seconds is waited out once. Resolves for a 2xx, otherwise rejects with a
+   * CampusgateError.
    */
   request<T = unknown>(options: RequestOptions): Promise<Response<T>>
   /** GET /session: who the kept key belongs to and its tier. */
   session(): Promise<Session>
   /** POST /register/university: campusgate mails the confirmation link to `email`. */
   registerUniversity(email: string): Promise<void>
-  /** POST /logout; the kept key is forgotten once campusgate answered 200 or 401. */
-  logout(): Promise<void>
+  /**
+   * POST /logout (with `scope: 'all'`, every session of the person ends); the kept key is
+   * forgotten once campusgate answered 200 or 401.
+   */
+  logout(options?: LogoutOptions): Promise<void>
   /** DELETE /user; the kept key is forgotten once campusgate answered 200 or 401. */
   erase(): Promise<void>
   /**
@@ -180,7 +195,10 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
         "the new one to campusgate's MESSENGER_APP_SECRETS instead.",
     )
   }
-  const { appId, platform } = options
+  const { appId, platform, deviceName } = options
+  if (deviceName !== undefined && (typeof deviceName !== 'string' || deviceName.length > 64)) {
+    throw new TypeError('createCampusgate: deviceName is a string of at most 64 characters')
+  }
   const storageKey = options.storageKey ?? 'campusgate.sessionKey'
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
   const backends = backendOrigins(options.backends)
@@ -275,7 +293,12 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       {
         url: '/register/messenger',
         method: 'POST',
-        data: wire<RegisterMessengerBody>({ appId, appSecret: SERVER_HELD, code }),
+        data: wire<RegisterMessengerBody>({
+          appId,
+          appSecret: SERVER_HELD,
+          code,
+          ...(deviceName === undefined || deviceName === '' ? {} : { device: deviceName }),
+        }),
         auth: false,
       },
       null,
@@ -331,6 +354,16 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     return renewed !== null && renewed.key === key && Date.now() - renewed.at < RENEWAL_GRACE_MS
   }
 
+  function toCampusgate(url: string): boolean {
+    return resolveUrl(url, baseUrl, backends)?.toCampusgate === true
+  }
+
+  /** Whether campusgate itself says `key` has ended (no answer, a 429 or a 5xx say nothing). */
+  async function endedAtCampusgate(key: string): Promise<boolean> {
+    const read = await readSession(key).catch(() => null)
+    return read !== null && refusesKey(read)
+  }
+
   async function request<T>(options: RequestOptions): Promise<Response<T>> {
     // Before anything: a URL the key must not reach is refused with nothing sent, not even a login.
     if (resolveUrl(options.url, baseUrl, backends) === null) throw notAllowed(options.url)
@@ -340,6 +373,11 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
     let waited = false
     for (;;) {
       if (key !== null && !signedInAgain && refusesKey(response) && !renewedJustNow(key)) {
+        // A backend's refusal is checked with campusgate first: a backend pointed at another
+        // campusgate, or one that refuses every key, must not make a session on each call.
+        if (!toCampusgate(options.url) && !(await endedAtCampusgate(key))) {
+          return ok(response) as Response<T>
+        }
         signedInAgain = true
         key = (await renew(key, 'renewed')).key
         response = await send(options, key)
@@ -398,10 +436,11 @@ export function createCampusgate(options: CampusgateOptions): Campusgate {
       const data = wire<RegisterUniversityBody>({ email })
       await request({ url: '/register/university', method: 'POST', data })
     },
-    async logout() {
+    async logout(logoutOptions = {}) {
       const key = keys.kept()
       if (key === null) return
-      const response = await send({ url: '/logout', method: 'POST' }, key)
+      const url = logoutOptions.scope === 'all' ? '/logout?scope=all' : '/logout'
+      const response = await send({ url, method: 'POST' }, key)
       // 200 ended the key; 401 says it had already ended elsewhere: either way it is done with.
       // Anything else (no answer, 429, 5xx) leaves it valid, so it is kept.
       if (response.statusCode === 401 || isSuccess(response)) ended(key, 'signed-out')

@@ -62,6 +62,8 @@ export interface RegisterMessengerBody {
   /** Always SERVER_HELD. */
   appSecret: string
   code: string
+  /** The device's name (at most 64 characters): its session's label instead of the User-Agent. */
+  device?: string
 }
 
 /** What `POST /register/messenger` answers. */

@@ -179,8 +179,10 @@ describe('campusgate-miniprogram and the app’s own backends', () => {
     wx.sent.length = 0
     const listed = await campusgate.request<{ you: string }>({ url: `${forumUrl}/posts` })
     assert.equal(listed.data.you, openId)
+    // campusgate is asked first whether the key has ended; it has, so the kit signs in again.
     assert.deepEqual(paths(), [
       `GET ${forumUrl}/posts`,
+      `GET ${service.url}/session`,
       `POST ${service.url}/register/messenger`,
       `GET ${service.url}/session`,
       `GET ${forumUrl}/posts`,
@@ -199,18 +201,42 @@ describe('campusgate-miniprogram and the app’s own backends', () => {
     assert.equal(wx.logins, 1)
   })
 
-  it('registers at most once more when a gateway refuses every key: a renewed key refused within 30 s is not renewed (issue 47)', async () => {
+  it('never registers while campusgate says the key lives: a backend that refuses every key gets its 401 back', async () => {
     await campusgate.login()
-    for (let i = 0; i < 10; i += 1) {
+    const key = wx.storage.get('campusgate.sessionKey')
+    wx.sent.length = 0
+    for (let i = 0; i < 5; i += 1) {
       const error = await rejection(campusgate.request({ url: `${strippingUrl}/posts` }))
       assert.equal(error.status, 401)
       assert.equal(error.code, '@unauthorized/invalid-session-key')
     }
-    // The first call's one renewal; none after it.
-    assert.equal(wx.logins, 2)
-    assert.equal(wx.sent.filter((sent) => sent.url.endsWith('/register/messenger')).length, 2)
-    // campusgate itself still takes the renewed key.
-    assert.equal((await campusgate.session()).openId, openId)
-    assert.equal(wx.logins, 2)
+    // Each refusal asked campusgate once; no login, no registration, the key kept.
+    assert.equal(wx.logins, 1)
+    assert.deepEqual(
+      paths().filter((path) => path.startsWith('POST')),
+      [],
+    )
+    assert.equal(paths().filter((path) => path === `GET ${service.url}/session`).length, 5)
+    assert.equal(wx.storage.get('campusgate.sessionKey'), key)
+    const sessions = await call(`${service.url}/sessions`, {
+      headers: { authorization: key as string },
+    })
+    assert.equal((sessions.body as { sessions: unknown[] }).sessions.length, 1)
+  })
+
+  it('keeps the key when campusgate cannot say whether it lives', async () => {
+    await campusgate.login()
+    const key = wx.storage.get('campusgate.sessionKey')
+    // The same storage, and a campusgate address where nothing answers.
+    const offline = createCampusgate({
+      baseUrl: 'http://127.0.0.1:1',
+      appId: SANDBOX_APP.appId,
+      platform: wx,
+      backends: [`${strippingUrl}/`],
+    })
+    const error = await rejection(offline.request({ url: `${strippingUrl}/posts` }))
+    assert.equal(error.status, 401)
+    assert.equal(wx.logins, 1)
+    assert.equal(wx.storage.get('campusgate.sessionKey'), key)
   })
 })

@@ -43,4 +43,46 @@ describe('two devices of one student, calling alternately', () => {
     // Every answer the two devices got was one of campusgate's 200s: no 401 to recover from.
     for (const sent of [...phone.sent, ...desktop.sent]) assert.equal(sent.statusCode, 200)
   })
+
+  it('names each device by deviceName, and logout({ scope: "all" }) ends both and forgets the key', async () => {
+    const openId = `named-devices-${process.pid}`
+    const messenger = `${service.url}/_sandbox/messenger`
+    const phone = PLATFORMS.wx(messenger, openId)
+    const desktop = PLATFORMS.wx(messenger, openId)
+    const [onPhone, onDesktop] = [
+      [phone, 'Ada’s phone'],
+      [desktop, 'Ada’s desktop'],
+    ].map(([platform, deviceName]) =>
+      createCampusgate({
+        baseUrl: service.url,
+        appId: SANDBOX_APP.appId,
+        platform: platform as typeof phone,
+        deviceName: deviceName as string,
+      }),
+    )
+    await onPhone.login()
+    await onDesktop.login()
+    const devices = (await onPhone.sessions()).map((one) => one.device).sort()
+    assert.deepEqual(devices, ['Ada’s desktop', 'Ada’s phone'])
+    assert.throws(
+      () =>
+        createCampusgate({
+          baseUrl: service.url,
+          appId: SANDBOX_APP.appId,
+          platform: phone,
+          deviceName: 'x'.repeat(65),
+        }),
+      TypeError,
+    )
+
+    const desktopKey = desktop.storage.get('campusgate.sessionKey') as string
+    await onPhone.logout({ scope: 'all' })
+    assert.equal(phone.storage.get('campusgate.sessionKey'), undefined)
+    const ended = await fetch(`${service.url}/session`, {
+      headers: { authorization: desktopKey, accept: 'application/vnd.service.v1+json' },
+    })
+    assert.equal(ended.status, 401)
+    const logout = phone.sent.find((sent) => sent.url.includes('/logout'))
+    assert.equal(new URL(logout!.url).search, '?scope=all')
+  })
 })
