@@ -27,7 +27,12 @@ export interface ForumOptions {
 
 export interface Post {
   id: string
-  /** The author's messenger openId. */
+  /**
+   * The author: campusgate's id of the person (the session's `userId`), the same in every app
+   * and never reused, so an erasure reaches exactly their posts.
+   */
+  authorId: string
+  /** The author's messenger openId, as shown beside the post. */
   author: string
   text: string
   createdAt: string
@@ -65,10 +70,11 @@ export function createForum(options: ForumOptions): Forum {
   const on: WebhookHandlers = {}
   for (const type of EVENT_TYPES) {
     on[type] = (event: WebhookEvent) => {
-      // The user asked campusgate to forget them: the forum forgets their posts too.
+      // The user asked campusgate to forget them: the forum forgets their posts too. By userId: a
+      // late or replayed event of an erased person never touches a new account of the same openId.
       if (event.type === 'user.erased') {
         for (const board of [boards.public, boards.campus]) {
-          const kept = board.filter((post) => post.author !== event.data.openId)
+          const kept = board.filter((post) => post.authorId !== event.data.userId)
           board.splice(0, board.length, ...kept)
         }
       }
@@ -99,9 +105,13 @@ export function createForum(options: ForumOptions): Forum {
       res.status(400).json({ error: '@bad-request/missing-required-keys' })
       return
     }
+    const session = req.campusgate!
+    // Keys are checked by introspection (credentials), which names the person.
+    if (session.userId === undefined) throw new Error('campusgate named no userId: credentials?')
     const post: Post = {
       id: randomUUID(),
-      author: req.campusgate!.openId,
+      authorId: session.userId,
+      author: session.openId,
       text: text.trim(),
       createdAt: new Date().toISOString(),
     }

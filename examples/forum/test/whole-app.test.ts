@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { WebhookEvent } from 'campusgate-node'
+import { Webhook } from 'standardwebhooks'
 import {
   CampusgateError,
   createCampusgate,
@@ -47,10 +48,11 @@ describe('the whole app: campusgate, the forum and two devices of one student', 
   const openId = `student-${process.pid}`
   let phone: Device
   let desktop: Device
+  let webhookSecret = ''
 
   before(async () => {
     smtp = await startSmtpSink()
-    const webhookSecret = `whsec_${randomBytes(32).toString('base64')}`
+    webhookSecret = `whsec_${randomBytes(32).toString('base64')}`
     // campusgate's address is chosen first: the forum asks it, and it sends the forum its events.
     const port = await freePort()
     forum = createForum({
@@ -223,5 +225,47 @@ describe('the whole app: campusgate, the forum and two devices of one student', 
     }
     assert.equal(phone.registrations(), 2, 'no registration since the renewal')
     assert.equal(phone.changes.length, 2)
+  })
+
+  it('an erasure takes exactly the erased person’s posts, and a late copy of it never a new account’s of the same openId', async () => {
+    const since = Date.now()
+    const before = (await list(phone)).data.posts
+    assert.ok(before.length > 0)
+    const erasedId = before[0].authorId
+    assert.ok(before.every((entry) => entry.authorId === erasedId && entry.author === openId))
+    await phone.campusgate.erase()
+    await forumHeard('user.erased', since)
+    assert.deepEqual(forum.boards.public, [])
+
+    // The same student registers again: the same openId, a new person.
+    assert.equal((await post(phone, 'a fresh start')).statusCode, 201)
+    const fresh = (await list(phone)).data.posts
+    assert.equal(fresh.length, 1)
+    assert.notEqual(fresh[0].authorId, erasedId)
+    assert.equal(fresh[0].author, openId)
+
+    // The erasure's event again, late (a replay from the console, a retry of another endpoint).
+    const body = JSON.stringify({
+      type: 'user.erased',
+      timestamp: new Date().toISOString(),
+      data: { userId: erasedId, openId },
+    })
+    const id = `msg_late_${randomBytes(8).toString('hex')}`
+    const at = new Date()
+    const late = await fetch(`${forumUrl}/campusgate/events`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(webhookSecret).sign(id, at, body),
+      },
+      body,
+    })
+    assert.ok(late.ok, String(late.status))
+    assert.deepEqual(
+      (await list(phone)).data.posts.map((entry) => entry.text),
+      ['a fresh start'],
+    )
   })
 })

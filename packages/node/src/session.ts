@@ -5,10 +5,17 @@ export const TIERS: readonly Tier[] = ['messenger-registered', 'university-regis
 /** The messenger platforms an app may run on. */
 export type MessengerPlatform = 'wechat' | 'qq' | 'douyin'
 
-/** What `GET /session` answers for a valid key. */
+/** What `GET /session` answers for a valid key; with `credentials`, also `userId`. */
 export interface Session {
   /** This session's id: one of the user's sessions, one per device (`GET /sessions`' `id`). */
   sessionId: string
+  /**
+   * campusgate's id of the person (introspection's `sub`): the same in every app and on every
+   * platform, and never given to anyone else, unlike an openId a person may register with again
+   * after an erasure. Key the app's data on it. Present when keys are checked by introspection
+   * (the client's `credentials`); `GET /session` does not name it.
+   */
+  userId?: string
   openId: string
   /** The app the session registered from; absent when unknown (a session imported from elsewhere). */
   appId?: string
@@ -65,7 +72,7 @@ export function isSession(value: unknown): value is Session {
  */
 export function sessionFromIntrospection(value: unknown): Session | null | undefined {
   if (typeof value !== 'object' || value === null) return undefined
-  const { active, sid, openId, appId, platform, tier, exp, university } = value as Record<
+  const { active, sub, sid, openId, appId, platform, tier, exp, university } = value as Record<
     string,
     unknown
   >
@@ -73,6 +80,7 @@ export function sessionFromIntrospection(value: unknown): Session | null | undef
   if (
     active !== true ||
     typeof sid !== 'string' ||
+    typeof sub !== 'string' ||
     typeof openId !== 'string' ||
     (appId !== undefined && typeof appId !== 'string') ||
     typeof platform !== 'string' ||
@@ -85,6 +93,7 @@ export function sessionFromIntrospection(value: unknown): Session | null | undef
   }
   return {
     sessionId: sid,
+    userId: sub,
     openId,
     ...(appId === undefined ? {} : { appId }),
     platform: platform as MessengerPlatform,

@@ -62,15 +62,26 @@ describe('campusgate-node with credentials: POST /introspect', () => {
     }
   })
 
-  it('gives the session in GET /session’s shape, and null for an ended key', async () => {
+  it('gives the session in GET /session’s shape with the person’s userId, and null for an ended key', async () => {
     const client = createClient({ baseUrl: service.url, credentials: FORUM })
     try {
       const { key, openId } = await registerUser(service)
       const session = await client.session(key)
       const own = (await call(`${service.url}/session`, { headers: { authorization: key } })).body
+      const introspected = await call(`${service.url}/introspect`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${FORUM.id}:${FORUM.secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ token: key }).toString(),
+      })
       assert.deepEqual(session, {
         sessionId: own.sessionId,
+        userId: introspected.body.sub,
         openId,
+        appId: own.appId,
+        platform: own.platform,
         tier: 'messenger-registered',
         // Introspection gives whole seconds.
         expiresAt: new Date(Math.floor(Date.parse(own.expiresAt) / 1000) * 1000).toISOString(),

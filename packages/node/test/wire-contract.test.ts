@@ -33,8 +33,9 @@ interface Fields {
 
 type University = NonNullable<Session['university']>
 
+/** GET /session's fields: the kit's Session without userId, which introspection alone names. */
 const SESSION: Fields = {
-  all: all<keyof Session>()([
+  all: all<Exclude<keyof Session, 'userId'>>()([
     'sessionId',
     'openId',
     'appId',
@@ -204,9 +205,12 @@ describe("campusgate-node's wire is campusgate's OpenAPI document", () => {
     const operation = document.paths['/introspect'].post
     assert.deepEqual(Object.keys(operation.responses['200'].content ?? {}), ['application/json'])
     const schema = operation.responses['200'].content!['application/json'].schema
-    // What sessionFromIntrospection reads: active, openId, tier, exp and university.
+    // What sessionFromIntrospection reads: active, sub (the Session's userId), sid, openId, tier,
+    // exp and university.
     const properties = schema.properties!
     assert.equal(properties.active.type, 'boolean')
+    assert.equal(properties.sub.type, 'string')
+    assert.equal(properties.sid.type, 'string')
     assert.equal(properties.openId.type, 'string')
     assert.deepEqual(sorted(properties.tier.enum), sorted(TIERS))
     assert.equal(properties.exp.type, 'integer')
