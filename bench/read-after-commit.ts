@@ -1,7 +1,8 @@
-// What another connection's commit costs the key check's next reads (docs/performance.md,
-// "Touches"): the key-check lookup in a tight loop, with one touch-like UPDATE every 30 lookups
-// (a morning's share) or none, read on a separate read-only connection mapping 1 GiB, 64 MiB or
-// nothing, or on the writing connection itself. One process, no HTTP.
+// What another connection's commit costs the key check's next reads
+// (docs/performance.md, "The SQLite reader"): the key-check lookup in a tight loop, with one
+// touch-like UPDATE every 30 lookups (a morning's share) or none, read on a separate read-only
+// connection mapping 1 GiB, 64 MiB or nothing, or on the writing connection itself. One process,
+// no HTTP.
 // Usage: npx tsx bench/read-after-commit.ts [sessions, default 1000000]
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'

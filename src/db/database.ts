@@ -52,7 +52,7 @@ export interface SqliteDb extends DbCommon {
    * Short writes run synchronously on the writing connection, outside Kysely, when no transaction
    * is open on it: the key check's touches, which otherwise pay Kysely's transaction machinery
    * (its mutex, a promise per statement) several times over what SQLite spends on them
-   * (docs/performance.md, "Touches at steady state (issue 38)").
+   * (docs/performance.md, "Touches at steady state").
    */
   readonly writer: SqlWriter
 }
@@ -141,9 +141,9 @@ function openReader(path: string): { reader: SqliteReader; close(): void } {
  * always: outside a transaction it reads the last committed state, as the read-only connection
  * does. SQLite drops a connection's page cache and unmaps its memory map whenever it finds that
  * another connection committed since its last read; the key check's own touches, written through
- * the writing connection, made the read-only one start cold after each of them (docs/
- * performance.md: a touch cost its 0.1 ms write plus 0.5 ms and more of colder reads after it, 20
- * µs a read at 1M sessions). A connection's own commits leave its cache and map in place.
+ * the writing connection, made the read-only one start cold after each of them: at 1M sessions,
+ * a read twice as dear with one touch per 30 reads (docs/performance.md, "The SQLite reader"). A
+ * connection's own commits leave its cache and map in place.
  * Inside a transaction (Kysely's, open across awaits) the writing connection would show that
  * transaction's uncommitted rows: then the read-only connection answers.
  */
