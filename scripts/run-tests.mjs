@@ -73,6 +73,7 @@ if (kitFiles.length > 0) {
  */
 const DATABASE_BLIND = [
   ['packages/node/test/package-entry-points.', 'compiles and loads the built package'],
+  ['packages/node/test/pack-install.', 'packs the kits and installs them into a new app'],
   ['/readme.', "compiles the README's code blocks"],
   ['/wire-contract.', "compares the kit's copy of the wire with the OpenAPI document"],
   [
@@ -188,6 +189,7 @@ const ALONE = [
   ['test/http/database-faults.', 'loses the database and expects answers within seconds'],
   ['test/http/webhook-recovery.', 'SIGKILLs and restarts instances while deliveries are in flight'],
   ['test/browser/', 'Chromium, with its own processes, and waits on what a page shows'],
+  ['packages/node/test/pack-install.', "rebuilds the kits' dist/ that the other kit files load"],
   ['test/scale/', 'several instances and their pools on one PostgreSQL and Redis'],
   ['packages/miniprogram/test/wait-for-tier.', 'times its polling and an abort to the 100 ms'],
   ['packages/miniprogram/test/rate-limit.', 'times a wait for Retry-After'],
