@@ -68,7 +68,11 @@ describe('tier 2 through CAS, with the sandbox CAS server', () => {
   })
 
   /** The member picks Allow or Deny at the CAS login page: where the server sends the browser. */
-  async function decide(location: string, decision: 'allow' | 'deny'): Promise<string> {
+  async function decide(
+    location: string,
+    decision: 'allow' | 'deny',
+    member = 'ada',
+  ): Promise<string> {
     const login = new URL(location)
     assert.equal(`${login.origin}${login.pathname}`, `${service.url}/_sandbox/cas/login`)
     const answer = await fetch(`${service.url}/_sandbox/cas/login/decision`, {
@@ -77,7 +81,7 @@ describe('tier 2 through CAS, with the sandbox CAS server', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         service: login.searchParams.get('service')!,
-        member: 'ada',
+        member,
         decision,
       }).toString(),
     })
@@ -109,6 +113,29 @@ describe('tier 2 through CAS, with the sandbox CAS server', () => {
     const again = await followCallback(callback, opened.cookie, 'application/json')
     assert.equal(again.status, 200)
     assert.equal(again.text, '{}')
+  })
+
+  it('links one university member to one person: a second user signing in as them gets nothing', async () => {
+    const first = await userWithLink(service, smtp)
+    const second = await userWithLink(service, smtp)
+    for (const [user, heading] of [
+      [first, /University account linked/],
+      [second, /Already linked to another account/],
+    ] as const) {
+      const opened = await openLink(user.link)
+      const done = await followCallback(
+        await decide(opened.location, 'allow', 'alan'),
+        opened.cookie,
+      )
+      assert.match(done.text, heading)
+    }
+    assert.equal((await tierOf(service, second.sessionKey)).tier, 'messenger-registered')
+    const audit = await service.db.kysely
+      .selectFrom('audit_events')
+      .select('type')
+      .where('type', 'like', 'university-%')
+      .execute()
+    assert.ok(audit.some((row) => row.type === 'university-linked'))
   })
 
   it('links nothing when the member comes back without a ticket', async () => {
