@@ -54,14 +54,18 @@ function credentialCheck(credentials: BackendsConfig['credentials']) {
 }
 
 /**
- * The form's fields; a field sent more than once becomes a list, which the body schema refuses
- * (RFC 6749 §3.1: a parameter is sent once).
+ * The form's fields, in one pass over the body. A field sent more than once becomes a list, which
+ * the body schema refuses (RFC 6749 §3.1: a parameter is sent once). The list keeps the field's
+ * first two values, all the refusal needs, so a body that repeats a field thousands of times costs
+ * one step per field like any other (docs/tier-guard.md, "POST /introspect (token introspection,
+ * RFC 7662)").
  */
-function formFields(body: string): Record<string, string | string[]> {
+export function formFields(body: string): Record<string, string | string[]> {
   const fields = Object.create(null) as Record<string, string | string[]>
   for (const [name, value] of new URLSearchParams(body)) {
     const before = fields[name]
-    fields[name] = before === undefined ? value : [...[before].flat(), value]
+    if (before === undefined) fields[name] = value
+    else if (typeof before === 'string') fields[name] = [before, value]
   }
   return fields
 }

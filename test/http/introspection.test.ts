@@ -170,6 +170,44 @@ describe('POST /introspect (RFC 7662) for the backends of BACKEND_CREDENTIALS', 
     assert.equal(anonymous.status, 401)
   })
 
+  it('answers 16 KiB of repeated fields by the usual rules, and serves GET /healthz meanwhile', async () => {
+    const { sessionKey } = await registerMessenger(stack)
+    // Bodies of the largest size taken (16 KiB), each a field sent thousands of times.
+    const repeatedToken = 'token=a&'.repeat(2048)
+    const repeatedName = 't&'.repeat(8192)
+    const keyAndRepeats = `token=${sessionKey}&${'x&'.repeat(8192 - sessionKey.length)}`
+    for (const body of [repeatedToken, repeatedName, keyAndRepeats]) {
+      assert.ok(Buffer.byteLength(body) <= 16 * 1024, `${Buffer.byteLength(body)} bytes`)
+    }
+    let settled = false
+    const answers = Promise.all([
+      introspect(url, null, { body: repeatedToken }),
+      introspect(url, null, { body: repeatedName }),
+      introspect(url, null, { body: repeatedName }),
+      introspect(url, null, { body: keyAndRepeats }),
+    ]).finally(() => (settled = true))
+    // Liveness probes, one after another, for as long as the four bodies are being answered.
+    let slowestMs = 0
+    do {
+      const started = Date.now()
+      const health = await call(`${url}/healthz`)
+      assert.equal(health.status, 200)
+      slowestMs = Math.max(slowestMs, Date.now() - started)
+    } while (!settled)
+    // The parser's cost is proven by its unit test (test/unit/form-fields.test.ts); this bound
+    // only says the process was not stalled: parsing such a body took seconds of CPU before, and
+    // takes a millisecond now, far under this margin for a noisy machine.
+    assert.ok(slowestMs < 3000, `a GET /healthz took ${slowestMs} ms`)
+    const [token, name, again, key] = await answers
+    // A field sent more than once is a list the schema refuses; an unknown one is ignored.
+    for (const answer of [token, name, again]) {
+      assert.equal(answer.status, 400, answer.text)
+      assert.deepEqual(answer.body, { error: 'invalid_request' })
+    }
+    assert.equal(key.status, 200, key.text)
+    assert.equal(key.body.active, true)
+  })
+
   it('never writes a backend secret or an introspected key to the log', async () => {
     const { sessionKey } = await registerMessenger(stack)
     await introspect(url, sessionKey)
