@@ -147,6 +147,36 @@ describe('POST /introspect (RFC 7662) for the backends of BACKEND_CREDENTIALS', 
     }
   })
 
+  it('form-decodes the Basic id and secret first (RFC 6749 §2.3.1), so an encoded ~ authenticates', async () => {
+    const { sessionKey } = await registerMessenger(stack)
+    // The WHATWG form encoder (URLSearchParams) escapes `~`, as Java's URLEncoder does.
+    const formEncode = (value: string) => new URLSearchParams({ v: value }).toString().slice(2)
+    const encoded = `${formEncode(FORUM.id)}:${formEncode(FORUM.secret)}`
+    assert.ok(encoded.includes('%7E'), encoded)
+    const headers: [string, string][] = [
+      ['the form encoding', encoded],
+      ['lower-case escapes', encoded.replace('%7E', '%7e')],
+      ['every character escaped', `%66%6F%72%75%6D:${FORUM.secret.replace('~', '%7E')}`],
+    ]
+    for (const [what, credential] of headers) {
+      const authorization = `Basic ${Buffer.from(credential).toString('base64')}`
+      const answer = await introspect(url, sessionKey, { authorization })
+      assert.equal(answer.status, 200, `${what}: ${answer.text}`)
+      assert.equal(answer.body.active, true, what)
+    }
+    // What decodes to another secret, or does not decode, is still refused.
+    for (const credential of [
+      `${FORUM.id}:${FORUM.secret.replace('~', '+')}`,
+      `${FORUM.id}:${FORUM.secret.replace('~', '%7')}`,
+      `${FORUM.id}:${FORUM.secret.replace('~', '%')}`,
+    ]) {
+      const authorization = `Basic ${Buffer.from(credential).toString('base64')}`
+      const answer = await introspect(url, sessionKey, { authorization })
+      assert.equal(answer.status, 401, credential)
+      assert.deepEqual(answer.body, { error: 'invalid_client' })
+    }
+  })
+
   it('refuses a request without exactly one token with 400 invalid_request', async () => {
     const { sessionKey } = await registerMessenger(stack)
     const bodies: [string, string, string][] = [
