@@ -28,7 +28,7 @@ export const NEWEST: HistoryPosition = {
  */
 export const HISTORY_PAGE_BYTES = 4 * 1024 * 1024
 /** Rows read at a time from each of the two lists while a page fills. */
-const CHUNK = 200
+const CHUNK = 1000
 
 export function encodeCursor(position: HistoryPosition): string {
   const { auditAt, auditId, eventSeq } = position
