@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/schema.js'
 import { endpointOf } from '../events/listing.js'
-import type { AccessDocument } from './access.js'
 
 // The growing part of an access document, the audit trail and the lifecycle events, a page at a
 // time (docs/console.md, "Access requests").
@@ -96,17 +95,35 @@ export function parsed(json: string | null): Record<string, unknown> | null {
   }
 }
 
+/** One row of the access document's audit trail. */
+export interface AuditItem {
+  at: string
+  type: string
+  actor: string
+  /** The address of the user's own requests; an operator's is not the user's data. */
+  ip: string | null
+  detail: Record<string, unknown> | null
+}
+
+/** One lifecycle event of the access document. */
+export interface EventItem {
+  id: string
+  type: string
+  createdAt: string
+  data: Record<string, unknown>
+  /** Where the event went: each endpoint's origin and path, and how its delivery stands. */
+  deliveries: { endpoint: string; state: string; finishedAt: string | null }[]
+}
+
 export interface HistoryPage {
-  audit: AccessDocument['audit']
-  events: AccessDocument['events']
+  audit: AuditItem[]
+  events: EventItem[]
   /** Where the next page starts; null when nothing is older. */
   next: HistoryPosition | null
 }
 
 /** Pages of a user's audit trail and lifecycle events. */
 export function createHistoryPages(db: Queryable) {
-  type AuditItem = AccessDocument['audit'][number]
-  type EventItem = AccessDocument['events'][number]
   type AuditRead = { id: string; at: number | string; item: AuditItem }
   type EventRead = { seq: number; createdAt: number; item: EventItem }
 

@@ -18,6 +18,8 @@ import {
   iso,
   isoOf,
   NEWEST,
+  type AuditItem,
+  type EventItem,
   type HistoryPosition,
 } from './access-history.js'
 
@@ -90,22 +92,8 @@ export interface AccessDocument {
     attempts: number
     lastError: string | null
   }[]
-  audit: {
-    at: string
-    type: string
-    actor: string
-    /** The address of the user's own requests; an operator's is not the user's data. */
-    ip: string | null
-    detail: Record<string, unknown> | null
-  }[]
-  events: {
-    id: string
-    type: string
-    createdAt: string
-    data: Record<string, unknown>
-    /** Where the event went: each endpoint's origin and path, and how its delivery stands. */
-    deliveries: { endpoint: string; state: string; finishedAt: string | null }[]
-  }[]
+  audit: AuditItem[]
+  events: EventItem[]
   /**
    * Null when `audit` and `events` hold the whole history; else they hold its newest part (about
    * 4 MB at most) and the older rest starts at the page asked with `?before=` this cursor.
