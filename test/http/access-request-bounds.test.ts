@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { AccessDocument } from '../../src/accounts/access.js'
-import { campusgate } from '../helpers/console.js'
+import { campusgate, consoleLink, fromConsole, signIn } from '../helpers/console.js'
 import { call } from '../helpers/service.js'
 import { registerMessenger, startStack, userRowOf, type Stack } from '../helpers/stack.js'
 
@@ -158,7 +158,22 @@ describe('access requests stay bounded', () => {
       all(EVENTS),
     )
 
-    // The command line pages the same way.
+    // The console's Download data and the command line page the same way.
+    const alice = await signIn(stack.service, (await consoleLink(stack.service, 'alice')).token)
+    const path = `/console/users/${encodeURIComponent(user.openId)}/data`
+    const firstDownload = JSON.parse(
+      (await fromConsole(stack.service, alice, path)).text,
+    ) as AccessDocument
+    assert.ok(firstDownload.next !== null)
+    const secondDownload = await fromConsole(stack.service, alice, path, firstDownload.next)
+    assert.equal(secondDownload.status, 200)
+    const older = JSON.parse(secondDownload.text) as AccessDocument
+    assert.ok(older.audit.length + older.events.length > 0)
+    assert.ok(
+      Date.parse(older.audit.at(-1)!.at) <= Date.parse(firstDownload.audit[0].at),
+      'the second page is older',
+    )
+
     const first = await campusgate(stack.service, 'users', 'export', user.openId)
     const next = (JSON.parse(first.out) as AccessDocument).next
     assert.ok(next !== null)
