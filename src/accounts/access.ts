@@ -25,9 +25,10 @@ import {
 
 /**
  * The right of access (GDPR art. 15, PIPL art. 45; docs/console.md, "Access requests"):
- * everything campusgate holds about one user, in one document. Never a secret: no session key or its hash, no code,
- * cookie or token, no messenger session key, no mail body or link. Where campusgate holds a
- * secret for the user, the document says so without giving it.
+ * everything campusgate holds about one user, in one document. Never a secret: no session key or
+ * its hash, no code, cookie or token, no messenger session key, no mail body or link. Where
+ * campusgate holds a secret for the user, the document says so without giving it. The audit trail
+ * and the events, the parts that grow without end, come a page of about 4 MB at a time.
  */
 export interface AccessDocument {
   exportedAt: string
