@@ -111,8 +111,8 @@ module.exports = {
     { from: { path: mod('accounts/') }, to: { path: STORES } },
     // The touch rule is pure: which sessions are live, and the day a use counts for.
     may('accounts/', 'db/', 'audit/audit', 'sessions/touch-rule'),
-    // The access request's own route (GET /user/data) answers with the API's schemas.
-    may('accounts/access-routes', 'http/'),
+    // The access request's own route (GET /user/data) answers with the API's schemas and errors.
+    may('accounts/access-routes', 'http/', 'errors'),
     typesFrom('accounts/', 'sessions/service', 'mail/'),
     may('maintenance/', 'lib/', 'db/'),
     { from: { path: mod('maintenance/') }, to: { path: STORES } },

@@ -7,12 +7,15 @@
 // BENCH_ONLY (comma-separated scenario ids: run just those, with what they need), BENCH_PROFILE
 // (a directory: every server runs with --cpu-prof and leaves its profiles in DIR/<server>),
 // BENCH_NODE_FLAGS (node options, space-separated, for every server). The `console` scenario
-// (bench/console.ts: the operator console's pages with 100,000 users) runs after the others.
+// (bench/console.ts: the operator console's pages with 100,000 users) and the `worst-inputs` one
+// (bench/worst-inputs.ts: introspection's and GET /user/data's worst inputs at two sizes) run
+// after the others.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { measureConsole } from './console.js'
+import { measureWorstInputs } from './worst-inputs.js'
 import { BENCH_APP } from './harness/bench-app.js'
 import { loadDist } from './harness/dist.js'
 import { benchPort } from './harness/ports.js'
@@ -42,8 +45,10 @@ process.chdir(ROOT)
 const settings = settingsFrom(process.argv.slice(2), process.env)
 const plan = narrow(makePlan(settings), process.env.BENCH_ONLY)
 /** BENCH_ONLY names it, or names nothing. */
-const consoleWanted =
-  (process.env.BENCH_ONLY ?? '') === '' || process.env.BENCH_ONLY!.split(',').includes('console')
+const wanted = (id: string): boolean =>
+  (process.env.BENCH_ONLY ?? '') === '' || process.env.BENCH_ONLY!.split(',').includes(id)
+const consoleWanted = wanted('console')
+const worstInputsWanted = wanted('worst-inputs')
 const notes: string[] = []
 const log = (line: string): void => void process.stderr.write(`${line}\n`)
 
@@ -469,6 +474,16 @@ async function main(): Promise<number> {
           log,
         })
       : []
+    // Introspection's and GET /user/data's worst inputs, each at two sizes, likewise alone.
+    const worstInputs = worstInputsWanted
+      ? await measureWorstInputs({
+          dist,
+          historyRows: settings.quick ? [30_000, 60_000] : [50_000, 400_000],
+          postgresUrl: settings.postgresUrl,
+          rounds: settings.quick ? 3 : 15,
+          log,
+        })
+      : []
 
     const memory = Object.fromEntries(
       [...servers.values()].map((server) => [server.name, server.memory()]),
@@ -483,6 +498,7 @@ async function main(): Promise<number> {
       touchIntervalMs: interval,
       partial,
       consolePages,
+      worstInputs,
     })
   } finally {
     await Promise.all([...controls.values()].map((control) => control.close()))

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { consoleTable, type ConsolePageTiming } from '../console.js'
+import { worstInputsTable, type WorstInputTiming } from '../worst-inputs.js'
 import type { Plan, Settings } from './plan.js'
 import type { WrkResult } from './wrk.js'
 
@@ -33,6 +34,8 @@ export interface ReportInput {
   partial: boolean
   /** The console scenario's pages (bench/console.ts); empty when it did not run. */
   consolePages: ConsolePageTiming[]
+  /** The worst-inputs scenario's rows (bench/worst-inputs.ts); empty when it did not run. */
+  worstInputs: WorstInputTiming[]
 }
 
 interface Median {
@@ -225,6 +228,23 @@ export function report(input: ReportInput): number {
   }
   const failures = plan.scenarios.filter((s) => runs.some((r) => r.scenario === s.id && !r.ok))
   const consoleWrong = input.consolePages.filter((page) => !page.ok)
+  const worstWrong = input.worstInputs.filter((row) => !row.ok)
+  // Flat as the input grows: the larger size's median over the smaller's, per input and engine.
+  const worstGrowth = Object.fromEntries(
+    input.worstInputs.flatMap((row, i, rows) => {
+      const smaller = rows.find(
+        (other, j) => j < i && other.input === row.input && other.engine === row.engine,
+      )
+      return smaller === undefined
+        ? []
+        : [
+            [
+              `${row.input}, ${row.engine}: ${row.size} vs ${smaller.size}`,
+              round(row.medianMs / smaller.medianMs, 2),
+            ],
+          ]
+    }),
+  )
 
   // Reads stay reads; a scenario meant to touch does (CI's --quick run fails otherwise).
   const touchProblems: string[] = []
@@ -365,6 +385,8 @@ export function report(input: ReportInput): number {
     scenarios: plan.scenarios,
     runs,
     consolePages: input.consolePages,
+    worstInputs: input.worstInputs,
+    worstGrowth,
   }
   mkdirSync('bench/results', { recursive: true })
   // Only a full run replaces latest.json.
@@ -399,11 +421,23 @@ export function report(input: ReportInput): number {
     console.log('the console, one request at a time')
     console.table(consoleTable(input.consolePages))
   }
+  if (input.worstInputs.length > 0) {
+    console.log('worst inputs, one request at a time (each at two sizes)')
+    console.table(worstInputsTable(input.worstInputs))
+    console.log('worst inputs: larger size / smaller size (flat is about 1)', worstGrowth)
+  }
   if (targets.length > 0) console.table(targets)
   for (const note of input.notes) console.log(`note: ${note}`)
   console.log(`written to ${file}`)
   if (failures.length > 0) console.log(`WRONG STATUSES in: ${failures.map((s) => s.id).join(', ')}`)
   for (const problem of touchProblems) console.log(`TOUCH: ${problem}`)
   for (const page of consoleWrong) console.log(`WRONG ANSWER from the console: ${page.page}`)
-  return failures.length > 0 || touchProblems.length > 0 || consoleWrong.length > 0 ? 1 : 0
+  for (const row of worstWrong)
+    console.log(`WRONG ANSWER: ${row.input}, ${row.size}, ${row.engine}`)
+  return failures.length > 0 ||
+    touchProblems.length > 0 ||
+    consoleWrong.length > 0 ||
+    worstWrong.length > 0
+    ? 1
+    : 0
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { fromRequest } from '../audit/audit.js'
 import { errorResponses, jsonResponse } from '../http/schemas.js'
+import { AppError } from '../errors.js'
 import type { AccessRequests } from './access.js'
 
 const time = { type: 'string', format: 'date-time' } as const
@@ -87,11 +88,12 @@ const ACCESS_DOCUMENT = object({
       finishedAt: nullableTime,
     }),
   }),
+  next: object({ before: text }, true),
 })
 
-/** `GET /user/data`: the caller's own access request (docs/access-requests.md). */
+/** `GET /user/data`: the caller's own access request (docs/console.md, "Access requests"). */
 export function accessRoutes(app: FastifyInstance, { access }: { access: AccessRequests }): void {
-  app.get(
+  app.get<{ Querystring: { before?: string } }>(
     '/user/data',
     {
       onRequest: app.requireTier('messenger-registered'),
@@ -102,19 +104,34 @@ export function accessRoutes(app: FastifyInstance, { access }: { access: AccessR
           'The user, its university identity, live sessions, active days, registration codes ' +
           'and attempts (times only), mail (no body or link), audit trail and lifecycle events. ' +
           'No key, code, cookie, token or messenger session key: where one is held, the ' +
-          'document says so (`messengerSessionKeyHeld`, `tokenHeld`).',
+          'document says so (`messengerSessionKeyHeld`, `tokenHeld`). A history of more than ' +
+          'about 4 MB is paged: `audit` and `events` then hold its newest part, and `next.before` ' +
+          'is the cursor of the page with the older rest (`?before=`); `next` is null on the last.',
         tags: ['sessions'],
         security: [{ sessionKey: [] }],
+        querystring: {
+          type: 'object',
+          properties: {
+            before: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9_-]{1,400}$',
+              description: 'A cursor from `next.before`: the page of the history older than it.',
+            },
+          },
+        },
         response: {
           200: jsonResponse('The access document.', ACCESS_DOCUMENT),
-          ...errorResponses('missingAuthorizationHeader', 'invalidSessionKey'),
+          ...errorResponses('invalidValue', 'missingAuthorizationHeader', 'invalidSessionKey'),
         },
       },
     },
     async (request) => {
+      const before = request.query.before ?? null
+      if (before !== null && !access.isCursor(before)) throw new AppError('invalidValue')
       const document = await access.export(
         { userId: request.session!.userId },
         fromRequest(request.ip),
+        { before },
       )
       // The session was valid a moment ago; only an erasure in between finds no user.
       if (document === null) throw new Error('the caller has no user row')

@@ -1,8 +1,9 @@
 import type { Audit, Origin } from '../audit/audit.js'
 import type { Clock } from '../clock.js'
+import { lockName } from '../db/named-locks.js'
 import type { Queryable } from '../db/schema.js'
+import { inTransaction } from '../db/transaction.js'
 import type { Sessions } from '../sessions/service.js'
-import { endpointOf } from '../events/listing.js'
 import { pageMail } from '../mail/outbox.js'
 import {
   findPersonByOpenId,
@@ -10,12 +11,24 @@ import {
   universityIdentityOf,
 } from '../identities/store.js'
 import { findUser } from '../users/store.js'
+import {
+  createHistoryPages,
+  decodeCursor,
+  encodeCursor,
+  iso,
+  isoOf,
+  NEWEST,
+  type AuditItem,
+  type EventItem,
+  type HistoryPosition,
+} from './access-history.js'
 
 /**
- * The right of access (GDPR art. 15, PIPL art. 45; docs/access-requests.md): everything campusgate
- * holds about one user, in one document. Never a secret: no session key or its hash, no code,
- * cookie or token, no messenger session key, no mail body or link. Where campusgate holds a
- * secret for the user, the document says so without giving it.
+ * The right of access (GDPR art. 15, PIPL art. 45; docs/console.md, "Access requests"):
+ * everything campusgate holds about one user, in one document. Never a secret: no session key or
+ * its hash, no code, cookie or token, no messenger session key, no mail body or link. Where
+ * campusgate holds a secret for the user, the document says so without giving it. The audit trail
+ * and the events, the parts that grow without end, come a page of about 4 MB at a time.
  */
 export interface AccessDocument {
   exportedAt: string
@@ -80,22 +93,13 @@ export interface AccessDocument {
     attempts: number
     lastError: string | null
   }[]
-  audit: {
-    at: string
-    type: string
-    actor: string
-    /** The address of the user's own requests; an operator's is not the user's data. */
-    ip: string | null
-    detail: Record<string, unknown> | null
-  }[]
-  events: {
-    id: string
-    type: string
-    createdAt: string
-    data: Record<string, unknown>
-    /** Where the event went: each endpoint's origin and path, and how its delivery stands. */
-    deliveries: { endpoint: string; state: string; finishedAt: string | null }[]
-  }[]
+  audit: AuditItem[]
+  events: EventItem[]
+  /**
+   * Null when `audit` and `events` hold the whole history; else they hold its newest part (about
+   * 4 MB at most) and the older rest starts at the page asked with `?before=` this cursor.
+   */
+  next: { before: string } | null
 }
 
 export interface AccessRequests {
@@ -106,25 +110,14 @@ export interface AccessRequests {
   export(
     user: { userId: string } | { openId: string },
     origin: Origin,
+    page?: { before: string | null },
   ): Promise<AccessDocument | null>
+  /** Whether `before` is a cursor a document gave (`next.before`); export takes no other. */
+  isCursor(before: string): boolean
 }
 
 /** Far more than any user has; the document is never cut off below it. */
 const ALL = 1_000_000
-
-const iso = (ms: number | string | null): string | null =>
-  ms === null ? null : new Date(Number(ms)).toISOString()
-const isoOf = (ms: number | string): string => new Date(Number(ms)).toISOString()
-
-function parsed(json: string | null): Record<string, unknown> | null {
-  if (json === null) return null
-  try {
-    const value: unknown = JSON.parse(json)
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null
-  } catch {
-    return null
-  }
-}
 
 export function createAccessRequests(options: {
   db: Queryable
@@ -134,14 +127,17 @@ export function createAccessRequests(options: {
 }): AccessRequests {
   const { db, clock, audit } = options
 
-  async function documentOf(userId: string): Promise<AccessDocument | null> {
+  async function documentOf(
+    userId: string,
+    position: HistoryPosition,
+  ): Promise<AccessDocument | null> {
     const user = await findUser(db, userId)
     if (user === null) return null
     const identities = await messengerIdentitiesOf(db, userId)
     const first = identities[0]
     const university = await universityIdentityOf(db, userId)
     const openIds = identities.map((identity) => identity.openId)
-    const [sessions, days, codes, attempts, mail, trail, events, deliveries] = await Promise.all([
+    const [sessions, days, codes, attempts, mail, history] = await Promise.all([
       options.sessions.listOfUser(userId),
       db
         .selectFrom('user_active_days')
@@ -162,29 +158,7 @@ export function createAccessRequests(options: {
         .orderBy('created_at')
         .execute(),
       pageMail(db, { state: null, userId }, 0, ALL),
-      db
-        .selectFrom('audit_events')
-        .select(['at', 'type', 'actor', 'ip', 'detail'])
-        .where((eb) =>
-          eb.or([
-            eb('user_id', '=', userId),
-            ...(openIds.length === 0 ? [] : [eb('open_id', 'in', openIds)]),
-          ]),
-        )
-        .orderBy('at')
-        .orderBy('id')
-        .execute(),
-      db
-        .selectFrom('webhook_events')
-        .select(['id', 'type', 'created_at', 'body'])
-        .where('user_id', '=', userId)
-        .orderBy('seq')
-        .execute(),
-      db
-        .selectFrom('webhook_deliveries')
-        .select(['event_id', 'endpoint', 'state', 'finished_at'])
-        .where('user_id', '=', userId)
-        .execute(),
+      historyPage(userId, openIds, position),
     ])
     return {
       exportedAt: clock.now().toISOString(),
@@ -246,42 +220,55 @@ export function createAccessRequests(options: {
         attempts: row.attempts,
         lastError: row.lastError,
       })),
-      audit: trail.map((row) => ({
-        at: isoOf(row.at),
-        type: row.type,
-        actor: row.actor,
-        ip: row.actor === 'api' ? row.ip : null,
-        detail: parsed(row.detail),
-      })),
-      events: events.map((event) => ({
-        id: event.id,
-        type: event.type,
-        createdAt: isoOf(event.created_at),
-        data: (parsed(event.body)?.data as Record<string, unknown> | undefined) ?? {},
-        deliveries: deliveries
-          .filter((delivery) => delivery.event_id === event.id)
-          .map((delivery) => ({
-            endpoint: endpointOf(delivery.endpoint).label,
-            state: delivery.state,
-            finishedAt: iso(delivery.finished_at),
-          })),
-      })),
+      audit: history.audit,
+      events: history.events,
+      next: history.next === null ? null : { before: encodeCursor(history.next) },
     }
   }
 
+  const { historyPage } = createHistoryPages(db)
+
+  /**
+   * The person's own exports (`api`) leave one audit row a day at most, whatever they repeat
+   * (docs/console.md, "Access requests"); an operator's each leave one, as every action of theirs.
+   */
+  async function auditExport(userId: string, openId: string, origin: Origin): Promise<void> {
+    if (origin.actor !== 'api') {
+      await audit.record(db, { type: 'data-export', origin, userId, openId })
+      return
+    }
+    const now = clock.now().getTime()
+    const dayStart = now - (now % 86_400_000)
+    await inTransaction(db, async (trx) => {
+      // Two exports at once: the second waits for the first's row, then finds it.
+      await lockName(trx, `data-export\n${userId}`)
+      const today = await trx
+        .selectFrom('audit_events')
+        .select('id')
+        .where('user_id', '=', userId)
+        .where('type', '=', 'data-export')
+        .where('actor', '=', 'api')
+        .where('at', '>=', dayStart)
+        .limit(1)
+        .executeTakeFirst()
+      if (today === undefined) {
+        await audit.record(trx, { type: 'data-export', origin, userId, openId })
+      }
+    })
+  }
+
   return {
-    async export(which, origin) {
+    async export(which, origin, page) {
+      const before = page?.before ?? null
+      const position = before === null ? NEWEST : decodeCursor(before)
+      if (position === null) throw new TypeError('before: not a cursor a document gave')
       const userId = 'userId' in which ? which.userId : await findPersonByOpenId(db, which.openId)
       if (userId === null) return null
-      const document = await documentOf(userId)
+      const document = await documentOf(userId, position)
       if (document === null) return null
-      await audit.record(db, {
-        type: 'data-export',
-        origin,
-        userId,
-        openId: document.user.openId,
-      })
+      await auditExport(userId, document.user.openId, origin)
       return document
     },
+    isCursor: (before) => decodeCursor(before) !== null,
   }
 }

@@ -1,4 +1,4 @@
-import { EXIT, NotFoundError, type Command } from './command.js'
+import { EXIT, NotFoundError, UsageError, type Command } from './command.js'
 import { cliOrigin, withServices } from './maintenance.js'
 
 const OPEN_ID = { 'open-id': { type: 'string' } } as const
@@ -108,13 +108,21 @@ const exportData: Command = {
   name: 'users export',
   summary:
     'everything campusgate holds about a user, as JSON (an access request; no secret, no mail body)',
-  usage: '  campusgate users export <openId>',
-  options: {},
+  usage: '  campusgate users export <openId> [--before CURSOR]',
+  options: { before: { type: 'string' } },
+  optionHelp: {
+    before:
+      "the older history: the cursor of a document's next.before (a history over 4 MB is paged)",
+  },
   positionals: ['openId'],
   async run({ config, values, io }) {
     const openId = String(values.openId)
+    const before = values.before === undefined ? null : String(values.before)
     return withServices(config, io, async ({ access }) => {
-      const document = await access.export({ openId }, cliOrigin())
+      if (before !== null && !access.isCursor(before)) {
+        throw new UsageError('--before must be the next.before of an exported document')
+      }
+      const document = await access.export({ openId }, cliOrigin(), { before })
       if (document === null) throw unknownUser(openId)
       io.out(`${JSON.stringify(document, null, 2)}\n`)
       return EXIT.ok

@@ -23,6 +23,7 @@ export function composeWebhooks(deps: ServicesDeps, metrics: Metrics): WebhookPa
           clock,
           fetch: deps.fetch ?? fetch,
           sign: createSigner(config.webhook.secrets),
+          retryForMs: config.webhook.retryForMs,
           tryTimeoutMs: config.webhook.tryTimeoutMs,
           pollIntervalMs: config.webhook.pollIntervalMs,
           log: log.child({ component: 'webhook-worker' }),

@@ -9,8 +9,8 @@ const MAX_RATE_LIMIT = 1_000_000_000
 const MAX_CREDENTIAL_LENGTH = 256
 
 /**
- * RFC 3986's unreserved characters: the form encoding RFC 6749 §2.3.1 asks of a client id and
- * secret before they go into the Basic header changes none of them, so every client sends them alike.
+ * RFC 3986's unreserved characters. Form encoders differ on `~` (URLSearchParams sends `%7E`), so
+ * POST /introspect form-decodes the Basic id and secret as RFC 6749 §2.3.1 says before comparing.
  */
 const UNRESERVED = /^[A-Za-z0-9\-_.~]+$/
 

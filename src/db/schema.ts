@@ -163,8 +163,13 @@ export interface WebhookDeliveryTable {
   /** Tries made so far (claimed, whether or not they finished). */
   attempts: number
   next_attempt_at: number
-  /** After a failed try past this, the delivery is dead (WEBHOOK_RETRY_FOR). */
+  /**
+   * After a failed try past this, the delivery is dead: WEBHOOK_RETRY_FOR from `first_tried_at`,
+   * set by the first try (until then, provisional).
+   */
   retry_until: number
+  /** When the window of WEBHOOK_RETRY_FOR started: the first try; null before it. */
+  first_tried_at: number | null
   /** While a try is in flight: other workers leave the row alone until then. */
   locked_until: number | null
   last_error: string | null

@@ -49,6 +49,7 @@ export async function insertEvent(
         attempts: 0,
         next_attempt_at: delivery.now,
         retry_until: delivery.retryUntil,
+        first_tried_at: null,
         locked_until: null,
         last_error: null,
         finished_at: null,
@@ -86,15 +87,17 @@ const firstOfItsUser: RowCondition = (eb, col) =>
 /**
  * Claims one due try for `lockMs`, counting it (lib/outbox.ts). Due: pending, its time come, no
  * try in flight, and no earlier event of the same user still pending for the same endpoint. Of
- * several workers (instances) racing for a row exactly one gets it.
+ * several workers (instances) racing for a row exactly one gets it. A delivery's first try starts
+ * its window: WEBHOOK_RETRY_FOR from now, whatever it waited before (docs/webhooks.md, "Delivery").
  */
 export async function claimDueDelivery(
   db: Queryable,
   dialect: Dialect,
   now: number,
   lockMs: number,
+  retryForMs: number,
 ): Promise<ClaimedDelivery | null> {
-  const delivery = await claimDue(db, {
+  const claimed = await claimDue(db, {
     table: 'webhook_deliveries',
     unfinished: pending,
     alsoDue: firstOfItsUser,
@@ -102,7 +105,20 @@ export async function claimDueDelivery(
     lockMs,
     skipLocked: dialect === 'postgres',
   })
-  if (delivery === null) return null
+  if (claimed === null) return null
+  let delivery = claimed
+  if (delivery.first_tried_at === null) {
+    const window = { first_tried_at: now, retry_until: now + retryForMs }
+    // Fenced by the claim, like its outcome: only the worker holding this try starts the window.
+    await db
+      .updateTable('webhook_deliveries')
+      .set(window)
+      .where('id', '=', delivery.id)
+      .where('attempts', '=', delivery.attempts)
+      .where('first_tried_at', 'is', null)
+      .execute()
+    delivery = { ...delivery, ...window }
+  }
   const event = await db
     .selectFrom('webhook_events')
     .select('body')
@@ -254,8 +270,8 @@ export async function listEvents(
 }
 
 /**
- * Sends deliveries in state `from` again: due now, with a new WEBHOOK_RETRY_FOR window, the same
- * event id. Those of one event (at one endpoint when named), or every one of an endpoint (an
+ * Sends deliveries in state `from` again: due now, with a new WEBHOOK_RETRY_FOR window from their
+ * next try (they may wait behind an earlier event of their user first), the same event id. Those of one event (at one endpoint when named), or every one of an endpoint (an
  * operator's "retry all"). How many deliveries changed.
  */
 export async function resendEvent(
@@ -271,6 +287,7 @@ export async function resendEvent(
       state: 'pending',
       next_attempt_at: now,
       retry_until: retryUntil,
+      first_tried_at: null,
       locked_until: null,
       finished_at: null,
     })

@@ -35,6 +35,8 @@ export interface WebhookWorkerOptions {
   log: FastifyBaseLogger
   /** Told how each try ended, for the metrics. */
   onTry?: (outcome: TryOutcome) => void
+  /** WEBHOOK_RETRY_FOR: how long after its first try a delivery is tried again. */
+  retryForMs: number
   /** A try not answered 2xx within this is abandoned (docs/webhooks.md: 10 s). */
   tryTimeoutMs: number
   pollIntervalMs?: number
@@ -139,7 +141,13 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   async function lane(): Promise<number> {
     let delivered = 0
     for (;;) {
-      const claimed = await claimDueDelivery(db, dialect, clock.now().getTime(), lockMs)
+      const claimed = await claimDueDelivery(
+        db,
+        dialect,
+        clock.now().getTime(),
+        lockMs,
+        options.retryForMs,
+      )
       if (claimed === null) return delivered
       if (await attempt(claimed)) delivered += 1
     }

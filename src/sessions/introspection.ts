@@ -24,10 +24,29 @@ const INVALID_REQUEST = { error: 'invalid_request' } as const
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest()
 
+/** An id and a secret of the longest length, each character percent-encoded, and the colon. */
+const MAX_ENCODED_CREDENTIAL = 3 * (2 * MAX_SECRET_LENGTH) + 1
+/** Its base64 length: the longest Basic header worth decoding. */
+const MAX_BASIC_LENGTH = 4 * Math.ceil(MAX_ENCODED_CREDENTIAL / 3)
+const BASIC = new RegExp(`^basic\\s+([A-Za-z0-9+/=._~-]{1,${MAX_BASIC_LENGTH}})\\s*$`, 'i')
+
+/**
+ * RFC 6749 §2.3.1: the client id and secret are form-encoded before Basic authentication, so a
+ * backend's library may send `~` as `%7E` (and a space as `+`). Null for a malformed escape.
+ */
+function formDecoded(value: string): string | null {
+  try {
+    return decodeURIComponent(value.replaceAll('+', ' '))
+  } catch {
+    return null
+  }
+}
+
 /**
  * Checks `Authorization: Basic` against every configured backend: each comparison over equal-length
  * digests, and every backend compared whatever matched, so the time taken tells nothing of which
- * id exists or how much of a secret was right.
+ * id exists or how much of a secret was right. The id and secret are form-decoded first
+ * (docs/tier-guard.md, "POST /introspect (token introspection, RFC 7662)").
  */
 function credentialCheck(credentials: BackendsConfig['credentials']) {
   const known = [...credentials].map(([id, secret]) => ({
@@ -36,13 +55,16 @@ function credentialCheck(credentials: BackendsConfig['credentials']) {
     secretDigest: digest(secret),
   }))
   return (header: string | undefined): string | null => {
-    const match = /^basic\s+([A-Za-z0-9+/=._~-]{1,1024})\s*$/i.exec(header ?? '')
+    const match = BASIC.exec(header ?? '')
     if (match === null) return null
     const decoded = Buffer.from(match[1], 'base64').toString('utf8')
     const colon = decoded.indexOf(':')
-    if (colon < 0 || decoded.length > 2 * MAX_SECRET_LENGTH + 1) return null
-    const id = digest(decoded.slice(0, colon))
-    const secret = digest(decoded.slice(colon + 1))
+    if (colon < 0 || decoded.length > MAX_ENCODED_CREDENTIAL) return null
+    const idText = formDecoded(decoded.slice(0, colon))
+    const secretText = formDecoded(decoded.slice(colon + 1))
+    if (idText === null || secretText === null) return null
+    const id = digest(idText)
+    const secret = digest(secretText)
     let found: string | null = null
     for (const backend of known) {
       const idMatches = timingSafeEqual(id, backend.idDigest)
@@ -54,14 +76,18 @@ function credentialCheck(credentials: BackendsConfig['credentials']) {
 }
 
 /**
- * The form's fields; a field sent more than once becomes a list, which the body schema refuses
- * (RFC 6749 §3.1: a parameter is sent once).
+ * The form's fields, in one pass over the body. A field sent more than once becomes a list, which
+ * the body schema refuses (RFC 6749 §3.1: a parameter is sent once). The list keeps the field's
+ * first two values, all the refusal needs, so a body that repeats a field thousands of times costs
+ * one step per field like any other (docs/tier-guard.md, "POST /introspect (token introspection,
+ * RFC 7662)").
  */
-function formFields(body: string): Record<string, string | string[]> {
+export function formFields(body: string): Record<string, string | string[]> {
   const fields = Object.create(null) as Record<string, string | string[]>
   for (const [name, value] of new URLSearchParams(body)) {
     const before = fields[name]
-    fields[name] = before === undefined ? value : [...[before].flat(), value]
+    if (before === undefined) fields[name] = value
+    else if (typeof before === 'string') fields[name] = [before, value]
   }
   return fields
 }

@@ -147,6 +147,36 @@ describe('POST /introspect (RFC 7662) for the backends of BACKEND_CREDENTIALS', 
     }
   })
 
+  it('form-decodes the Basic id and secret first (RFC 6749 §2.3.1), so an encoded ~ authenticates', async () => {
+    const { sessionKey } = await registerMessenger(stack)
+    // The WHATWG form encoder (URLSearchParams) escapes `~`, as Java's URLEncoder does.
+    const formEncode = (value: string) => new URLSearchParams({ v: value }).toString().slice(2)
+    const encoded = `${formEncode(FORUM.id)}:${formEncode(FORUM.secret)}`
+    assert.ok(encoded.includes('%7E'), encoded)
+    const headers: [string, string][] = [
+      ['the form encoding', encoded],
+      ['lower-case escapes', encoded.replace('%7E', '%7e')],
+      ['every character escaped', `%66%6F%72%75%6D:${FORUM.secret.replace('~', '%7E')}`],
+    ]
+    for (const [what, credential] of headers) {
+      const authorization = `Basic ${Buffer.from(credential).toString('base64')}`
+      const answer = await introspect(url, sessionKey, { authorization })
+      assert.equal(answer.status, 200, `${what}: ${answer.text}`)
+      assert.equal(answer.body.active, true, what)
+    }
+    // What decodes to another secret, or does not decode, is still refused.
+    for (const credential of [
+      `${FORUM.id}:${FORUM.secret.replace('~', '+')}`,
+      `${FORUM.id}:${FORUM.secret.replace('~', '%7')}`,
+      `${FORUM.id}:${FORUM.secret.replace('~', '%')}`,
+    ]) {
+      const authorization = `Basic ${Buffer.from(credential).toString('base64')}`
+      const answer = await introspect(url, sessionKey, { authorization })
+      assert.equal(answer.status, 401, credential)
+      assert.deepEqual(answer.body, { error: 'invalid_client' })
+    }
+  })
+
   it('refuses a request without exactly one token with 400 invalid_request', async () => {
     const { sessionKey } = await registerMessenger(stack)
     const bodies: [string, string, string][] = [
@@ -168,6 +198,44 @@ describe('POST /introspect (RFC 7662) for the backends of BACKEND_CREDENTIALS', 
     // The credential is checked first: without one, the body does not matter.
     const anonymous = await introspect(url, null, { authorization: null })
     assert.equal(anonymous.status, 401)
+  })
+
+  it('answers 16 KiB of repeated fields by the usual rules, and serves GET /healthz meanwhile', async () => {
+    const { sessionKey } = await registerMessenger(stack)
+    // Bodies of the largest size taken (16 KiB), each a field sent thousands of times.
+    const repeatedToken = 'token=a&'.repeat(2048)
+    const repeatedName = 't&'.repeat(8192)
+    const keyAndRepeats = `token=${sessionKey}&${'x&'.repeat(8192 - sessionKey.length)}`
+    for (const body of [repeatedToken, repeatedName, keyAndRepeats]) {
+      assert.ok(Buffer.byteLength(body) <= 16 * 1024, `${Buffer.byteLength(body)} bytes`)
+    }
+    let settled = false
+    const answers = Promise.all([
+      introspect(url, null, { body: repeatedToken }),
+      introspect(url, null, { body: repeatedName }),
+      introspect(url, null, { body: repeatedName }),
+      introspect(url, null, { body: keyAndRepeats }),
+    ]).finally(() => (settled = true))
+    // Liveness probes, one after another, for as long as the four bodies are being answered.
+    let slowestMs = 0
+    do {
+      const started = Date.now()
+      const health = await call(`${url}/healthz`)
+      assert.equal(health.status, 200)
+      slowestMs = Math.max(slowestMs, Date.now() - started)
+    } while (!settled)
+    // The parser's cost is proven by its unit test (test/unit/form-fields.test.ts); this bound
+    // only says the process was not stalled: parsing such a body took seconds of CPU before, and
+    // takes a millisecond now, far under this margin for a noisy machine.
+    assert.ok(slowestMs < 3000, `a GET /healthz took ${slowestMs} ms`)
+    const [token, name, again, key] = await answers
+    // A field sent more than once is a list the schema refuses; an unknown one is ignored.
+    for (const answer of [token, name, again]) {
+      assert.equal(answer.status, 400, answer.text)
+      assert.deepEqual(answer.body, { error: 'invalid_request' })
+    }
+    assert.equal(key.status, 200, key.text)
+    assert.equal(key.body.active, true)
   })
 
   it('never writes a backend secret or an introspected key to the log', async () => {

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import { runCli } from '../../src/cli/run.js'
 import { call } from '../helpers/service.js'
-import { registerMessenger, startStack, type Stack } from '../helpers/stack.js'
+import { logout, registerMessenger, startStack, type Stack } from '../helpers/stack.js'
 import {
   newWebhookSecret,
   startWebhookReceiver,
@@ -289,5 +289,64 @@ describe('webhook delivery: retries, order, endpoints, secrets', () => {
     const drained = await call(`${stack.service.url}/metrics`, { headers: { accept: '*/*' } })
     assert.match(drained.text, /^campusgate_webhook_oldest_pending_age_seconds 0$/m)
     assert.match(drained.text, /^campusgate_webhook_pending 0$/m)
+  })
+})
+
+/**
+ * docs/webhooks.md, "Delivery": WEBHOOK_RETRY_FOR counts from a delivery's first try. An event
+ * held back behind its user's earlier ones (per-user order) spends nothing of its window waiting.
+ */
+describe('webhook delivery: the retry window starts at the first try', () => {
+  let stack: Stack
+  let receiver: WebhookReceiver
+  const secret = newWebhookSecret()
+
+  before(async () => {
+    receiver = await startWebhookReceiver(secret)
+    receiver.answer = () => 500
+    stack = await startStack({
+      WEBHOOK_URL: receiver.url,
+      WEBHOOK_SECRET: secret,
+      // Short enough that the backoff (about 10 s, 40 s, 160 s ±25 %) makes exactly four tries
+      // within it, and a fifth, its last, when it ends: the count does not depend on the jitter.
+      WEBHOOK_RETRY_FOR: '5m',
+    })
+  })
+  after(async () => {
+    await stack.close()
+    await receiver.close()
+  })
+
+  it("gives a user's third event, held back behind the first two, as many tries as the first", async () => {
+    const { sessionKey, openId } = await registerMessenger(stack)
+    await logout(stack, sessionKey)
+    const db = stack.service.db.kysely
+    const deliveries = () =>
+      db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+        .select(['e.type', 'd.state', 'd.attempts', 'd.next_attempt_at'])
+        .where('e.body', 'like', `%"openId":"${openId}"%`)
+        .orderBy('d.seq')
+        .execute()
+    // Every try the worker makes, each exactly when it is due, until all three are dead.
+    for (let round = 0; round < 100; round += 1) {
+      await stack.service.webhookWorker!.runOnce()
+      const pending = (await deliveries()).filter((d) => d.state === 'pending')
+      if (pending.length === 0) break
+      // The user's first pending event: the others wait behind it.
+      const due = Number(pending[0].next_attempt_at)
+      stack.service.clock.advance(Math.max(0, due - stack.service.clock.now().getTime()))
+    }
+    const settled = await deliveries()
+    assert.deepEqual(
+      settled.map((d) => [d.type, d.state, d.attempts]),
+      [
+        ['user.created', 'dead', 5],
+        ['session.started', 'dead', 5],
+        ['session.ended', 'dead', 5],
+      ],
+    )
+    assert.equal(receiver.requests.length, 15)
   })
 })

@@ -232,7 +232,10 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
   // "Download data": the access document, as GET /user/data and `campusgate users export` give it.
   app.post<{ Params: { openId: string } }>('/users/:openId/data', PAGE, async (request, reply) => {
     const { openId } = request.params
-    const document = await access.export({ openId }, origin(request))
+    // The older history of a paged document: its `next.before` (docs/console.md, "Access requests").
+    const field = stringField(request.body, 'before')
+    const before = field === '' || !access.isCursor(field) ? null : field
+    const document = await access.export({ openId }, origin(request), { before })
     if (document === null) return kit.to(request, reply, '/console/users', 'nothing', 0)
     const name = `campusgate-${openId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64)}.json`
     return reply
