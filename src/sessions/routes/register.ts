@@ -40,6 +40,7 @@ export function registerRoute(
             'bodyTooLarge',
             'jsonRequired',
             'failedMessengerAuthentication',
+            'userSuspended',
             'messengerPlatformUnavailable',
           ),
         },
