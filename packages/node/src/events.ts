@@ -10,12 +10,21 @@ export const EVENT_TYPES = [
   'university.linked',
   'university.unlinked',
   'user.erased',
+  'user.suspended',
+  'user.restored',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** Why a session ended (`session.ended`'s `data.reason`). */
-export const SESSION_ENDED_REASONS = ['logout', 'expiry', 'rotation', 'revoked', 'erasure'] as const
+export const SESSION_ENDED_REASONS = [
+  'logout',
+  'expiry',
+  'rotation',
+  'revoked',
+  'erasure',
+  'suspended',
+] as const
 export type SessionEndedReason = (typeof SESSION_ENDED_REASONS)[number]
 
 /** Why a user lost tier 2 (`university.unlinked`'s `data.reason`). */
@@ -25,6 +34,7 @@ export const UNIVERSITY_UNLINKED_REASONS = [
   'lapsed',
   'erasure',
   'revoked',
+  'suspended',
 ] as const
 export type UniversityUnlinkedReason = (typeof UNIVERSITY_UNLINKED_REASONS)[number]
 
@@ -39,11 +49,21 @@ export interface EventIds {
 /** What each type's `data` carries. */
 export interface EventData {
   'user.created': EventIds
-  'session.started': EventIds & { sessionId: string; expiresAt: string }
+  /** `appId` and `platform`: the app the session registered from (no `appId` for an imported one). */
+  'session.started': EventIds & {
+    sessionId: string
+    expiresAt: string
+    appId?: string
+    platform: string
+  }
   'session.ended': EventIds & { sessionId: string; reason: SessionEndedReason }
   'university.linked': EventIds & { university: NonNullable<Session['university']> }
   'university.unlinked': EventIds & { reason: UniversityUnlinkedReason }
   'user.erased': EventIds
+  /** An operator suspended the person: their sessions ended, their registrations are refused. */
+  'user.suspended': EventIds & { reason: string | null }
+  /** An operator lifted the suspension. */
+  'user.restored': EventIds
 }
 
 /**

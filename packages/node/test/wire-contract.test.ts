@@ -48,8 +48,19 @@ const EVENT_DATA: { [T in EventType]: Fields } = {
     required: all<RequiredKeys<EventData['user.created']>>()(ids),
   },
   'session.started': {
-    all: all<keyof EventData['session.started']>()([...ids, 'sessionId', 'expiresAt']),
-    required: all<RequiredKeys<EventData['session.started']>>()([...ids, 'sessionId', 'expiresAt']),
+    all: all<keyof EventData['session.started']>()([
+      ...ids,
+      'sessionId',
+      'expiresAt',
+      'appId',
+      'platform',
+    ]),
+    required: all<RequiredKeys<EventData['session.started']>>()([
+      ...ids,
+      'sessionId',
+      'expiresAt',
+      'platform',
+    ]),
   },
   'session.ended': {
     all: all<keyof EventData['session.ended']>()([...ids, 'sessionId', 'reason']),
@@ -66,6 +77,14 @@ const EVENT_DATA: { [T in EventType]: Fields } = {
   'user.erased': {
     all: all<keyof EventData['user.erased']>()(ids),
     required: all<RequiredKeys<EventData['user.erased']>>()(ids),
+  },
+  'user.suspended': {
+    all: all<keyof EventData['user.suspended']>()([...ids, 'reason']),
+    required: all<RequiredKeys<EventData['user.suspended']>>()([...ids, 'reason']),
+  },
+  'user.restored': {
+    all: all<keyof EventData['user.restored']>()(ids),
+    required: all<RequiredKeys<EventData['user.restored']>>()(ids),
   },
 }
 
