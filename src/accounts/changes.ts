@@ -98,10 +98,7 @@ export interface AccountChanges {
     origin: Origin
   }): Promise<{ ended: number } | 'already' | null>
   /** Lifts the suspension (`user.restored`), audited as `restoration`; nothing when there was none. */
-  restore(change: {
-    userId: string
-    origin: Origin
-  }): Promise<'restored' | 'not-suspended' | null>
+  restore(change: { userId: string; origin: Origin }): Promise<'restored' | 'not-suspended' | null>
   /** Erases the user and discards the copies of its mails; false when there is no such user. */
   erase(change: { userId: string; openId: string; origin: Origin }): Promise<boolean>
   /**

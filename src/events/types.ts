@@ -16,7 +16,14 @@ export const SESSION_END_REASONS = [
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number]
 
 /** Why a user lost tier 2 (`university.unlinked`): the one list the types and the OpenAPI enum come from. */
-export const UNLINK_REASONS = ['logout', 'expiry', 'lapsed', 'erasure', 'revoked', 'suspended'] as const
+export const UNLINK_REASONS = [
+  'logout',
+  'expiry',
+  'lapsed',
+  'erasure',
+  'revoked',
+  'suspended',
+] as const
 export type UnlinkReason = (typeof UNLINK_REASONS)[number]
 
 /** The longest reason an operator may give for a suspension (`user.suspended`'s `reason`). */

@@ -240,7 +240,9 @@ export function createSessions(options: SessionsOptions): Sessions {
       // A suspended person registers from none of their identities (docs/sessions.md, "Suspended
       // people"); nothing the attempt wrote is kept.
       await registered.catch((error: unknown) => {
-        throw error instanceof UserSuspended ? new AppError('userSuspended', { cause: error }) : error
+        throw error instanceof UserSuspended
+          ? new AppError('userSuspended', { cause: error })
+          : error
       })
       return { sessionKey, expiresAt: new Date(expiresAt) }
     },

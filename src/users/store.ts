@@ -92,8 +92,7 @@ export async function findUser(
 }
 
 const suspendedAt = precompiled(
-  (db, userId: string) =>
-    db.selectFrom('users').select('suspended_at').where('id', '=', userId),
+  (db, userId: string) => db.selectFrom('users').select('suspended_at').where('id', '=', userId),
   1,
 )
 

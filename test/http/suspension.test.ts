@@ -63,7 +63,9 @@ describe('suspending and restoring a person', () => {
   })
 
   /** `campusgate …` in this process, configured as the service is (webhooks included). */
-  async function cli(...argv: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  async function cli(
+    ...argv: string[]
+  ): Promise<{ code: number | null; out: string; err: string }> {
     let out = ''
     let err = ''
     const code = await runCli(
@@ -295,10 +297,7 @@ describe('suspending and restoring a person', () => {
     assert.equal(audited.length, 1)
     assert.equal(audited[0].actor, 'console:ada')
 
-    const after = await getPage(
-      `${stack.service.url}${path}?done=suspended&count=2`,
-      admin.cookie,
-    )
+    const after = await getPage(`${stack.service.url}${path}?done=suspended&count=2`, admin.cookie)
     assert.match(after.text, /User suspended; sessions ended: 2\./)
     assert.match(after.text, /<strong class="suspended">suspended<\/strong>/)
     assert.match(after.text, /harassment/)
@@ -327,9 +326,15 @@ describe('suspending and restoring a person', () => {
     const viewed = await getPage(`${stack.service.url}${path}`, vera.cookie)
     assert.match(viewed.text, /<strong class="suspended">suspended<\/strong>/)
     assert.doesNotMatch(viewed.text, /Restore user|Suspend user/)
-    const forged = await fromConsole(stack.service, vera, `${path}/restore`, {}, {
-      accept: 'application/json',
-    })
+    const forged = await fromConsole(
+      stack.service,
+      vera,
+      `${path}/restore`,
+      {},
+      {
+        accept: 'application/json',
+      },
+    )
     assert.equal(forged.status, 403)
     assert.deepEqual(JSON.parse(forged.text), { error: '@forbidden/operator-role' })
     assert.equal((await registerFromApp(stack, { appId: MAIN, openId: main.openId })).status, 403)

@@ -217,7 +217,8 @@ function suspensionForm(
   user: Pick<UserPageData, 'suspension' | 'reasonMax'>,
 ): string {
   const w = WORDS[context.locale].users
-  const back = context.here === '' ? '' : `<input type="hidden" name="back" value="${e(context.here)}">`
+  const back =
+    context.here === '' ? '' : `<input type="hidden" name="back" value="${e(context.here)}">`
   if (user.suspension !== null) {
     return `<form method="post" action="${e(href(context, `${base}/restore`))}" class="restore">${csrfField(context)}${back}
 <p class="muted">${e(w.restoreNote)}</p>
