@@ -94,7 +94,7 @@ describe('suspending and restoring a person', () => {
       .orderBy('seq')
       .execute()
     return rows.map((row) => {
-      const data = (JSON.parse(row.body) as { data: { reason?: unknown } }).data
+      const data = (JSON.parse(row.body) as { data: { reason?: string | null } }).data
       return data.reason === undefined ? row.type : `${row.type}:${String(data.reason)}`
     })
   }
