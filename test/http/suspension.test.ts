@@ -3,6 +3,9 @@ import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import type { AccessDocument } from '../../src/accounts/access.js'
 import { runCli } from '../../src/cli/run.js'
+import { createDb } from '../../src/db/database.js'
+import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
+import { freshDatabase } from '../helpers/database.js'
 import { call, MEDIA_TYPE } from '../helpers/service.js'
 import {
   campusgate,
@@ -349,5 +352,44 @@ describe('suspending and restoring a person', () => {
     assert.equal((await registerFromApp(stack, { appId: MAIN, openId: main.openId })).status, 200)
     const listed = await campusgate(stack.service, 'users', 'show', '--open-id', main.openId)
     assert.match(listed.out, /suspended {3}no/)
+  })
+
+  it('migration 0019 only adds two nullable columns to users; its way back drops them and keeps every person', async () => {
+    const database = await freshDatabase()
+    const db = createDb(database.url, { poolSize: 2 })
+    const columns = async () =>
+      (await db.kysely.introspection.getTables())
+        .find(
+          (table) => table.name === 'users' && (db.schema === null || table.schema === db.schema),
+        )!
+        .columns.map((column) => [column.name, column.isNullable] as const)
+        .filter(([name]) => name.startsWith('suspen'))
+        .sort()
+    try {
+      await migrateTo(db, '0018_console_list_indexes')
+      const at = Date.now()
+      await db.kysely
+        .insertInto('users')
+        .values({ id: 'u-before', created_at: at, updated_at: at })
+        .execute()
+      assert.deepEqual(await columns(), [])
+      await migrateToLatest(db)
+      assert.deepEqual(await columns(), [
+        ['suspended_at', true],
+        ['suspension_reason', true],
+      ])
+      const before = await db.kysely.selectFrom('users').selectAll().executeTakeFirstOrThrow()
+      assert.equal(before.suspended_at, null, 'nobody is suspended by the migration')
+      await db.kysely
+        .updateTable('users')
+        .set({ suspended_at: at, suspension_reason: 'spam' })
+        .execute()
+      await migrateTo(db, '0018_console_list_indexes')
+      assert.deepEqual(await columns(), [])
+      const ids = await db.kysely.selectFrom('users').select('id').execute()
+      assert.deepEqual(ids, [{ id: 'u-before' }])
+    } finally {
+      await db.kysely.destroy()
+    }
   })
 })
