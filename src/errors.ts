@@ -25,6 +25,7 @@ export const ERRORS = {
   missingAuthorizationHeader: { status: 403, code: '@forbidden/missing-authorization-header' },
   insufficientRegistrationTier: { status: 403, code: '@forbidden/insufficient-registration-tier' },
   operatorRole: { status: 403, code: '@forbidden/operator-role' },
+  userSuspended: { status: 403, code: '@forbidden/user-suspended' },
   unknownEndpoint: { status: 404, code: '@not-found/unknown-endpoint' },
   unknownSession: { status: 404, code: '@not-found/unknown-session' },
   unsupportedApiVersion: { status: 406, code: '@not-acceptable/unsupported-api-version' },

@@ -31,6 +31,7 @@ const ACCESS_DOCUMENT = object({
     createdAt: time,
     updatedAt: time,
     messengerSessionKeyHeld: { type: 'boolean' },
+    suspended: object({ since: time, reason: nullableText }, true),
   }),
   university: object(
     {

@@ -41,6 +41,8 @@ export interface AccessDocument {
     updatedAt: string
     /** A messenger platform's session key is held (encrypted); never given out. */
     messengerSessionKeyHeld: boolean
+    /** While an operator has suspended the person: since when, and their reason (or null). */
+    suspended: { since: string; reason: string | null } | null
   }
   /** Every way a messenger platform knows the person (docs/identities.md), the first first. */
   identities: {
@@ -169,6 +171,10 @@ export function createAccessRequests(options: {
         createdAt: isoOf(user.createdAt),
         updatedAt: isoOf(user.updatedAt),
         messengerSessionKeyHeld: identities.some((identity) => identity.sessionKeyHeld),
+        suspended:
+          user.suspension === null
+            ? null
+            : { since: isoOf(user.suspension.at), reason: user.suspension.reason },
       },
       identities: identities.map((identity) => ({
         platform: identity.platform,

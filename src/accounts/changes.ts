@@ -15,6 +15,9 @@ import {
   endSessionsOfUser,
   eraseUser,
   registerUser,
+  restorePerson,
+  suspendPerson,
+  UserSuspended,
   type EndReason,
   type NewLogin,
   type NewSession,
@@ -32,6 +35,7 @@ import {
   type UniversityLinkChange,
 } from './university.js'
 
+export { UserSuspended }
 export type {
   AttemptEnd,
   EndReason,
@@ -82,6 +86,19 @@ export interface AccountChanges {
     reason: EndReason
     origin: Origin
   }): Promise<number>
+  /**
+   * An operator suspends the person (docs/console.md, "Suspending a user"): every session ends
+   * (`suspended`), `user.suspended` is written, audited as `suspension` with the reason and one
+   * `logout` per session ended. How many sessions it ended; `'already'` when the person was
+   * suspended already and `null` when there is no such user (nothing written either way).
+   */
+  suspend(change: {
+    userId: string
+    reason: string | null
+    origin: Origin
+  }): Promise<{ ended: number } | 'already' | null>
+  /** Lifts the suspension (`user.restored`), audited as `restoration`; nothing when there was none. */
+  restore(change: { userId: string; origin: Origin }): Promise<'restored' | 'not-suspended' | null>
   /** Erases the user and discards the copies of its mails; false when there is no such user. */
   erase(change: { userId: string; openId: string; origin: Origin }): Promise<boolean>
   /**
@@ -252,6 +269,29 @@ export function createAccountChanges(options: AccountChangesOptions): AccountCha
         if (ended === null) return 0
         await recordEnded(trx, { reason, origin, userId, sessionIds: ended.ended })
         return ended.ended.length
+      }),
+
+    suspend: ({ userId, reason, origin }) =>
+      change(async (trx) => {
+        const now = clock.now().getTime()
+        const done = await suspendPerson(trx, { userId, reason, sessions, now, events })
+        if (done === null || done === 'already') return done
+        await recordEnded(trx, { reason: 'suspended', origin, userId, sessionIds: done.ended })
+        await record(trx, {
+          type: 'suspension',
+          origin,
+          userId,
+          detail: { sessions: done.ended.length, ...(reason === null ? {} : { reason }) },
+        })
+        return { ended: done.ended.length }
+      }),
+
+    restore: ({ userId, origin }) =>
+      change(async (trx) => {
+        const now = clock.now().getTime()
+        const done = await restorePerson(trx, { userId, now, events })
+        if (done === 'restored') await record(trx, { type: 'restoration', origin, userId })
+        return done
       }),
 
     async erase({ userId, openId, origin }) {

@@ -5,7 +5,14 @@ import { abandonMailOfCodes, deleteMailOfUser } from '../mail/outbox.js'
 import { deleteActiveDaysOfUser, type SessionStore } from '../sessions/store.js'
 import { isLive, utcDayOf, type TouchRule } from '../sessions/touch-rule.js'
 import { deleteCodesOfUser, endOpenAttemptsOfUser } from '../university/store.js'
-import { deleteUser, lockUser, lockUserOfSession } from '../users/store.js'
+import {
+  deleteUser,
+  isSuspended,
+  lockUser,
+  lockUserOfSession,
+  restoreUser,
+  suspendUser,
+} from '../users/store.js'
 import { nullifyCredentials } from '../identities/store.js'
 import { findPerson, whoIs, type MessengerLogin, type PersonFound } from './people.js'
 
@@ -86,6 +93,9 @@ export async function registerUser(
 ): Promise<Registered> {
   const found = await findPerson(trx, { ...login, linkByUnionId, now })
   const { userId } = found
+  // Under the person's row lock (findPerson took it): a suspension that committed first is seen,
+  // and one that comes later waits for this registration and then ends its session too.
+  if (found.person !== 'new' && (await isSuspended(trx, userId))) throw new UserSuspended()
   const live =
     found.person === 'new'
       ? []
@@ -119,8 +129,19 @@ export async function registerUser(
   return { ...found, rotated: rotated.map((other) => other.id) }
 }
 
+/**
+ * A registration of a suspended person (docs/sessions.md, "Suspended people"): thrown inside the
+ * transaction, so whatever the registration wrote (a refreshed or joined identity) is rolled back.
+ */
+export class UserSuspended extends Error {
+  constructor() {
+    super('the person is suspended')
+    this.name = 'UserSuspended'
+  }
+}
+
 /** Why sessions end other than by rotation or erasure. */
-export type EndReason = 'logout' | 'expiry' | 'revoked'
+export type EndReason = 'logout' | 'expiry' | 'revoked' | 'suspended'
 
 /**
  * Logout, revocation (an operator) and expiry of one session, found by its id; its user and
@@ -253,6 +274,47 @@ export async function retirePendingRegistration(
   const codeIds = await deleteCodesOfUser(trx, userId)
   await abandonMailOfCodes(trx, codeIds, now)
   await endOpenAttemptsOfUser(trx, userId, now)
+}
+
+/**
+ * An operator suspends the person (docs/console.md, "Suspending a user"): every session ends as
+ * "Revoke all sessions" ends them (`session.ended` reason `suspended`; the messenger session keys
+ * and the university link go with the last one, `university.unlinked` reason `suspended`), then
+ * `user.suspended`. Nothing else of theirs is deleted. The sessions it ended; `null` when there is
+ * no such user, `'already'` when they were suspended already (nothing written).
+ */
+export async function suspendPerson(
+  trx: Queryable,
+  args: { userId: string; reason: string | null; sessions: SessionPolicy } & StepContext,
+): Promise<{ ended: string[] } | 'already' | null> {
+  const { userId, reason, now, events } = args
+  if (!(await lockUser(trx, userId))) return null
+  if (!(await suspendUser(trx, userId, { reason, now }))) return 'already'
+  const ended = await endLocked(trx, { ...args, which: 'all', reason: 'suspended' })
+  if (events.enabled) {
+    const person = await whoIs(trx, userId)
+    if (person !== null) {
+      await events.emit(trx, person, { type: 'user.suspended', data: { reason } }, now)
+    }
+  }
+  return { ended: ended?.ended ?? [] }
+}
+
+/**
+ * An operator lifts the person's suspension: `user.restored`. `null` when there is no such user,
+ * `'not-suspended'` when there was no suspension to lift (nothing written).
+ */
+export async function restorePerson(
+  trx: Queryable,
+  { userId, now, events }: { userId: string } & StepContext,
+): Promise<'restored' | 'not-suspended' | null> {
+  if (!(await lockUser(trx, userId))) return null
+  if (!(await restoreUser(trx, userId, now))) return 'not-suspended'
+  if (events.enabled) {
+    const person = await whoIs(trx, userId)
+    if (person !== null) await events.emit(trx, person, { type: 'user.restored' }, now)
+  }
+  return 'restored'
 }
 
 /**

@@ -31,6 +31,8 @@ const TYPES = {
   logout: true,
   expiry: true,
   erasure: true,
+  suspension: true,
+  restoration: true,
   'security-configuration': true,
   import: true,
   'console-sign-in': true,

@@ -1,3 +1,4 @@
+import { SUSPENSION_REASON_MAX } from '../accounts/users.js'
 import { EXIT, NotFoundError, UsageError, type Command } from './command.js'
 import { cliOrigin, withServices } from './maintenance.js'
 
@@ -38,6 +39,10 @@ const show: Command = {
         })),
         createdAt: iso(user.createdAt),
         updatedAt: iso(user.updatedAt),
+        suspended:
+          user.suspension === null
+            ? null
+            : { since: new Date(user.suspension.at).toISOString(), reason: user.suspension.reason },
         // The tier GET /session answers now: the one rule (sessions/tier.ts), lapse included.
         tier: user.tier,
         universityLinkedAt: iso(user.universityLinkedAt),
@@ -65,6 +70,13 @@ const show: Command = {
         ]),
         ['created', view.createdAt ?? '-'],
         ['updated', view.updatedAt ?? '-'],
+        [
+          'suspended',
+          view.suspended === null
+            ? 'no'
+            : `since ${view.suspended.since}` +
+              (view.suspended.reason === null ? '' : ` (${view.suspended.reason})`),
+        ],
         ['tier', view.tier ?? 'none (no live session)'],
         [
           'university',
@@ -130,4 +142,60 @@ const exportData: Command = {
   },
 }
 
-export const accountCommands: readonly Command[] = [show, erase, exportData]
+// Suspension (docs/console.md, "Suspending a user"): the same service calls as the console's
+// "Suspend user" and "Restore user". OPENID may be any of the person's openIds.
+
+const suspend: Command = {
+  name: 'users suspend',
+  summary:
+    'end every session of a person and refuse their registrations until restored (data is kept)',
+  usage: '  campusgate users suspend OPENID [--reason TEXT]',
+  options: { reason: { type: 'string' } },
+  optionHelp: {
+    reason: `why, in the audit trail and the user.suspended event (at most ${SUSPENSION_REASON_MAX} characters)`,
+  },
+  positionals: ['OPENID'],
+  async run({ config, values, io }) {
+    const openId = values.OPENID as string
+    const reason = (values.reason as string | undefined) ?? null
+    return withServices(config, io, async ({ accounts }) => {
+      const done = await accounts.suspend({ openId, reason, origin: cliOrigin() })
+      if (done === 'unknown-user') throw unknownUser(openId)
+      if (done === 'reason-too-long') {
+        throw new UsageError(`--reason is longer than ${SUSPENSION_REASON_MAX} characters`)
+      }
+      if (done === 'already') {
+        io.out(`${openId} is suspended already; nothing changed\n`)
+        return EXIT.ok
+      }
+      io.out(
+        `suspended ${openId}: ended ${done.ended} session${done.ended === 1 ? '' : 's'}; ` +
+          `registration is refused until campusgate users restore ${openId}\n`,
+      )
+      return EXIT.ok
+    })
+  },
+}
+
+const restore: Command = {
+  name: 'users restore',
+  summary: "lift a person's suspension: they may register again",
+  usage: '  campusgate users restore OPENID',
+  options: {},
+  positionals: ['OPENID'],
+  async run({ config, values, io }) {
+    const openId = values.OPENID as string
+    return withServices(config, io, async ({ accounts }) => {
+      const done = await accounts.restore({ openId, origin: cliOrigin() })
+      if (done === 'unknown-user') throw unknownUser(openId)
+      if (done === 'not-suspended') {
+        io.out(`${openId} is not suspended; nothing changed\n`)
+        return EXIT.ok
+      }
+      io.out(`restored ${openId}: they may register again\n`)
+      return EXIT.ok
+    })
+  },
+}
+
+export const accountCommands: readonly Command[] = [show, erase, exportData, suspend, restore]

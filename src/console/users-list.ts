@@ -22,6 +22,8 @@ export interface UserRowView {
   createdAt: number
   /** The last UTC day ('YYYY-MM-DD') the user used a key; null when never counted. */
   lastActiveDay: string | null
+  /** An operator suspended the person (docs/console.md, "Suspending a user"). */
+  suspended: boolean
 }
 
 /** When the list is read: the tier rule's inputs. */
@@ -139,6 +141,7 @@ async function viewsOf(
       'u.name as university_name',
       'u.linked_at as university_linked_at',
       'users.created_at',
+      'users.suspended_at',
       hasLiveSession(at.now).as('live'),
       linkedNow(at.now, at.linkMaxAgeMs).as('linked'),
       sql<string | null>`(select max(d.day) from user_active_days d where d.user_id = users.id)`.as(
@@ -169,6 +172,7 @@ async function viewsOf(
             : 'messenger-registered',
         createdAt: Number(row.created_at),
         lastActiveDay: row.last_active ?? null,
+        suspended: row.suspended_at !== null,
       },
     ]
   })

@@ -140,6 +140,15 @@ export interface Words {
     mailStates: Record<MailState, string>
     noMail: string
     unlink: string
+    /** docs/console.md, "Suspending a user". */
+    suspend: string
+    suspendReason: string
+    suspendNote: string
+    restore: string
+    restoreNote: string
+    suspended: string
+    suspendedSince: string
+    noReason: string
     erase: string
     confirm: string
     eraseNote: string
@@ -151,7 +160,17 @@ export interface Words {
     notFound: string
     /** After an action: what it did, and to how many things. */
     done: Record<
-      'revoked' | 'revokedAll' | 'unlinked' | 'erased' | 'nothing' | 'mismatch',
+      | 'revoked'
+      | 'revokedAll'
+      | 'unlinked'
+      | 'erased'
+      | 'nothing'
+      | 'mismatch'
+      | 'suspended'
+      | 'restored'
+      | 'alreadySuspended'
+      | 'notSuspended'
+      | 'reasonTooLong',
       (count: number) => string
     >
   }
@@ -246,6 +265,8 @@ const EN: Words = {
     'university.linked': 'university linked',
     'university.unlinked': 'university unlinked',
     'user.erased': 'user erased',
+    'user.suspended': 'user suspended',
+    'user.restored': 'user restored',
   },
   auditTypes: {
     registration: 'registration',
@@ -259,6 +280,8 @@ const EN: Words = {
     logout: 'logout',
     expiry: 'expiry',
     erasure: 'erasure',
+    suspension: 'user suspended',
+    restoration: 'user restored',
     'security-configuration': 'risky setting in force',
     import: 'import',
     'console-sign-in': 'console sign-in',
@@ -390,6 +413,15 @@ const EN: Words = {
     mailStates: { queued: 'Pending', sent: 'Sent', abandoned: 'Dead (given up)' },
     noMail: 'No mail.',
     unlink: 'Unlink university',
+    suspend: 'Suspend user',
+    suspendReason: 'Reason for the suspension',
+    suspendNote:
+      'Suspending ends every session of the person now and refuses their registrations from every app until restored; nothing else is deleted. The reason (at most 500 characters) is kept in the audit trail and sent in the user.suspended event.',
+    restore: 'Restore user',
+    restoreNote: 'Restoring lets the person register again; their sessions stay ended.',
+    suspended: 'suspended',
+    suspendedSince: 'Suspended',
+    noReason: 'no reason given',
     erase: 'Erase user',
     confirm: 'Type the openId to confirm',
     eraseNote:
@@ -408,6 +440,11 @@ const EN: Words = {
       erased: (count) => `Users erased: ${count}.`,
       nothing: () => 'Nothing to change: 0 changed.',
       mismatch: () => 'The openId typed does not match: nothing changed (0).',
+      suspended: (count) => `User suspended; sessions ended: ${count}.`,
+      restored: (count) => `Users restored: ${count}.`,
+      alreadySuspended: () => 'The user is suspended already: nothing changed (0).',
+      notSuspended: () => 'The user is not suspended: nothing changed (0).',
+      reasonTooLong: () => 'The reason is longer than 500 characters: nothing changed (0).',
     },
   },
   events: {
@@ -497,6 +534,8 @@ const ZH: Words = {
     'university.linked': '已关联大学账号',
     'university.unlinked': '已解除大学关联',
     'user.erased': '用户已删除',
+    'user.suspended': '用户已停用',
+    'user.restored': '用户已恢复',
   },
   auditTypes: {
     registration: '登记',
@@ -510,6 +549,8 @@ const ZH: Words = {
     logout: '退出',
     expiry: '过期',
     erasure: '删除',
+    suspension: '用户已停用',
+    restoration: '用户已恢复',
     'security-configuration': '存在风险的设置',
     import: '导入',
     'console-sign-in': '控制台登录',
@@ -635,6 +676,15 @@ const ZH: Words = {
     mailStates: { queued: '待发送', sent: '已发送', abandoned: '已放弃' },
     noMail: '没有邮件。',
     unlink: '解除大学关联',
+    suspend: '停用用户',
+    suspendReason: '停用原因',
+    suspendNote:
+      '停用会立即结束此人的全部会话，并在恢复前拒绝其从任何应用登记；不会删除其他数据。原因（最多 500 个字符）记入审计记录，并随 user.suspended 事件发送。',
+    restore: '恢复用户',
+    restoreNote: '恢复后此人可以重新登记；已结束的会话不会恢复。',
+    suspended: '已停用',
+    suspendedSince: '停用时间',
+    noReason: '未填写原因',
     erase: '删除用户',
     confirm: '输入 openId 以确认',
     eraseNote: '删除会移除该用户及其会话、验证码和邮件；审计记录保留其 ID。',
@@ -652,6 +702,11 @@ const ZH: Words = {
       erased: (count) => `已删除用户：${count} 个。`,
       nothing: () => '没有需要更改的内容：已更改 0 项。',
       mismatch: () => '输入的 openId 不一致：未做任何更改（0 项）。',
+      suspended: (count) => `用户已停用；已结束会话：${count} 个。`,
+      restored: (count) => `已恢复用户：${count} 个。`,
+      alreadySuspended: () => '该用户已处于停用状态：未做任何更改（0 项）。',
+      notSuspended: () => '该用户未被停用：未做任何更改（0 项）。',
+      reasonTooLong: () => '原因超过 500 个字符：未做任何更改（0 项）。',
     },
   },
   events: {

@@ -23,6 +23,7 @@ import * as m0014 from './migrations/0014_console_roles.js'
 import * as m0015 from './migrations/0015_identities.js'
 import * as m0017 from './migrations/0017_saml_assertions.js'
 import * as m0018 from './migrations/0018_console_list_indexes.js'
+import * as m0019 from './migrations/0019_user_suspension.js'
 import * as m0020 from './migrations/0020_webhook_first_try.js'
 
 // Migrations are imported, not read from a folder, so the same list works from src/ under tsx and
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0015_identities': m0015,
   '0017_saml_assertions': m0017,
   '0018_console_list_indexes': m0018,
+  '0019_user_suspension': m0019,
   '0020_webhook_first_try': m0020,
 }
 

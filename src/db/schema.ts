@@ -7,6 +7,10 @@ export interface UserTable {
   id: string
   created_at: number
   updated_at: number
+  /** When an operator suspended the person (docs/console.md, "Suspending a user"); null while not. */
+  suspended_at: number | null
+  /** The operator's reason for the suspension, when they gave one. */
+  suspension_reason: string | null
 }
 
 /** `messenger`: a platform's app knows the person by an openId; `university`: the link tier 2 proved. */

@@ -1,5 +1,11 @@
 import { PLATFORMS } from '../messenger/platforms/index.js'
-import { EVENT_TYPES, SESSION_END_REASONS, UNLINK_REASONS, type EventType } from './types.js'
+import {
+  EVENT_TYPES,
+  SESSION_END_REASONS,
+  SUSPENSION_REASON_MAX,
+  UNLINK_REASONS,
+  type EventType,
+} from './types.js'
 
 /*
  * The `webhooks` section of the OpenAPI document (OpenAPI 3.1): what campusgate POSTs to each
@@ -69,6 +75,17 @@ const extra: Record<EventType, { required: string[]; properties: Record<string, 
     properties: { reason: { type: 'string', enum: [...UNLINK_REASONS] } },
   },
   'user.erased': { required: [], properties: {} },
+  'user.suspended': {
+    required: ['reason'],
+    properties: {
+      reason: {
+        type: ['string', 'null'],
+        maxLength: SUSPENSION_REASON_MAX,
+        description: "The operator's reason, as they wrote it; null when they gave none.",
+      },
+    },
+  },
+  'user.restored': { required: [], properties: {} },
 }
 
 const summaries: Record<EventType, string> = {
@@ -76,11 +93,14 @@ const summaries: Record<EventType, string> = {
     'A person registered for the first time (a new identity of a known person is not one).',
   'session.started': 'A registration issued a session key.',
   'session.ended':
-    'A session ended: logout, expiry, rotation by a new registration, revocation or erasure.',
+    'A session ended: logout, expiry, rotation by a new registration, revocation, erasure or suspension.',
   'university.linked': 'The user proved university membership (tier 2).',
   'university.unlinked':
-    'The user lost tier 2: logout, expiry, a lapsed link, erasure or revocation.',
+    'The user lost tier 2: logout, expiry, a lapsed link, erasure, revocation or suspension.',
   'user.erased': 'The user asked to be erased: delete what your feature keeps about them.',
+  'user.suspended':
+    'An operator suspended the person: every session ended, and registration is refused until restored.',
+  'user.restored': 'An operator lifted the suspension: the person may register again.',
 }
 
 const header = (name: string, description: string) => ({
@@ -98,6 +118,8 @@ const operationIds: Record<EventType, string> = {
   'university.linked': 'universityLinkedEvent',
   'university.unlinked': 'universityUnlinkedEvent',
   'user.erased': 'userErasedEvent',
+  'user.suspended': 'userSuspendedEvent',
+  'user.restored': 'userRestoredEvent',
 }
 
 function webhookOf(type: EventType) {

@@ -4,7 +4,8 @@ import type { Clock } from '../clock.js'
 import type { Cipher } from '../lib/encryption.js'
 import type { Database } from '../db/schema.js'
 import { generateSecret, hashSecret, newId } from '../lib/secrets.js'
-import type { AccountChanges, EndReason } from '../accounts/changes.js'
+import { UserSuspended, type AccountChanges, type EndReason } from '../accounts/changes.js'
+import { AppError } from '../errors.js'
 import {
   countActiveUsersByDay,
   type SessionCounts,
@@ -215,7 +216,7 @@ export function createSessions(options: SessionsOptions): Sessions {
       const now = clock.now().getTime()
       const sessionKey = generateSecret()
       const expiresAt = firstExpiry(rule, now)
-      await changes.register({
+      const registered = changes.register({
         login: {
           userId: newId(),
           identityId: newId(),
@@ -235,6 +236,13 @@ export function createSessions(options: SessionsOptions): Sessions {
         },
         origin,
         now,
+      })
+      // A suspended person registers from none of their identities (docs/sessions.md, "Suspended
+      // people"); nothing the attempt wrote is kept.
+      await registered.catch((error: unknown) => {
+        throw error instanceof UserSuspended
+          ? new AppError('userSuspended', { cause: error })
+          : error
       })
       return { sessionKey, expiresAt: new Date(expiresAt) }
     },

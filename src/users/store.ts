@@ -56,19 +56,79 @@ export async function deleteUser(db: Queryable, userId: string): Promise<void> {
   await db.deleteFrom('users').where('id', '=', userId).execute()
 }
 
-/** The person's row: when they were first registered and last changed. */
+/** An operator's suspension of a person (docs/console.md, "Suspending a user"). */
+export interface Suspension {
+  /** Epoch milliseconds. */
+  at: number
+  reason: string | null
+}
+
+/** The person's row: when they were first registered and last changed, and their suspension. */
 export async function findUser(
   db: Queryable,
   userId: string,
-): Promise<{ id: string; createdAt: number; updatedAt: number } | null> {
+): Promise<{
+  id: string
+  createdAt: number
+  updatedAt: number
+  suspension: Suspension | null
+} | null> {
   const row = await db
     .selectFrom('users')
-    .select(['id', 'created_at', 'updated_at'])
+    .select(['id', 'created_at', 'updated_at', 'suspended_at', 'suspension_reason'])
     .where('id', '=', userId)
     .executeTakeFirst()
   return row === undefined
     ? null
-    : { id: row.id, createdAt: row.created_at, updatedAt: row.updated_at }
+    : {
+        id: row.id,
+        createdAt: Number(row.created_at),
+        updatedAt: Number(row.updated_at),
+        suspension:
+          row.suspended_at === null
+            ? null
+            : { at: Number(row.suspended_at), reason: row.suspension_reason },
+      }
+}
+
+const suspendedAt = precompiled(
+  (db, userId: string) => db.selectFrom('users').select('suspended_at').where('id', '=', userId),
+  1,
+)
+
+/** Whether the person is suspended now (a registration's check, under the person's row lock). */
+export async function isSuspended(db: Queryable, userId: string): Promise<boolean> {
+  const [row] = (await suspendedAt(db, userId)).rows
+  return row !== undefined && row.suspended_at !== null
+}
+
+/**
+ * Suspends the person unless they are suspended already; whether it did. The caller holds the
+ * person's row lock.
+ */
+export async function suspendUser(
+  db: Queryable,
+  userId: string,
+  change: { reason: string | null; now: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ suspended_at: change.now, suspension_reason: change.reason, updated_at: change.now })
+    .where('id', '=', userId)
+    .where('suspended_at', 'is', null)
+    .executeTakeFirst()
+  return (result.numUpdatedRows ?? 0n) > 0n
+}
+
+/** Lifts the person's suspension; whether they were suspended. */
+export async function restoreUser(db: Queryable, userId: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ suspended_at: null, suspension_reason: null, updated_at: now })
+    .where('id', '=', userId)
+    .where('suspended_at', 'is not', null)
+    .executeTakeFirst()
+  return (result.numUpdatedRows ?? 0n) > 0n
 }
 
 /** New people in one statement (the import from the original server). */

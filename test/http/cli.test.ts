@@ -43,6 +43,8 @@ const COMMANDS = [
   'sessions revoke',
   'users show',
   'users erase',
+  'users suspend',
+  'users restore',
   'outbox list',
   'outbox retry',
   'audit tail',

@@ -81,6 +81,8 @@ describe('the operator console: roles', () => {
       [`${path}/unlink`, {}],
       [`${path}/erase`, { confirm: user.openId }],
       [`${path}/data`, {}],
+      [`${path}/suspend`, { reason: 'forged' }],
+      [`${path}/restore`, {}],
       ['/console/events/retry-all', { endpoint: '0123456789abcdef' }],
       ['/console/events/some-id/retry', {}],
       ['/console/mail/some-id/retry', {}],
@@ -102,7 +104,7 @@ describe('the operator console: roles', () => {
       .select(['actor', 'detail'])
       .where('type', '=', 'console-action-refused')
       .execute()
-    assert.ok(refused.length >= 14)
+    assert.ok(refused.length >= 18)
     assert.ok(refused.every((row) => row.actor === 'console:vera'))
     assert.deepEqual(JSON.parse(refused[0].detail ?? '{}'), {
       action: `${path}/revoke`,

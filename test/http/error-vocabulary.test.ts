@@ -10,6 +10,7 @@ import { call, MEDIA_TYPE, startService } from '../helpers/service.js'
 import { startOidcStack } from '../helpers/oidc-stack.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
 import {
+  mintLoginCode,
   registerMessenger,
   requestConfirmationLink,
   startStack,
@@ -199,6 +200,23 @@ describe('the error vocabulary', () => {
       { headers: { authorization: sessionKey } },
       403,
       '@forbidden/insufficient-registration-tier',
+    )
+  })
+
+  it('produces 403 user-suspended for a registration of a suspended person', async () => {
+    const { openId } = await registerMessenger(stack)
+    const suspended = await stack.service.accounts.suspend({
+      openId,
+      reason: null,
+      origin: { actor: 'cli:test', ip: null },
+    })
+    assert.deepEqual(suspended, { ended: 1 })
+    const login = await mintLoginCode(stack, openId)
+    await expectError(
+      '/register/messenger',
+      { method: 'POST', json: { ...SANDBOX_APP, code: login.code } },
+      403,
+      '@forbidden/user-suspended',
     )
   })
 

@@ -162,7 +162,14 @@ describe('migration 0015 (identities)', () => {
       const users = await sql<Record<string, unknown>>`SELECT * FROM users ORDER BY id`.execute(
         db.kysely,
       )
-      assert.deepEqual(Object.keys(users.rows[0]).sort(), ['created_at', 'id', 'updated_at'])
+      // The person only: no openId, key or link (a suspension, 0019, is the person's own).
+      assert.deepEqual(Object.keys(users.rows[0]).sort(), [
+        'created_at',
+        'id',
+        'suspended_at',
+        'suspension_reason',
+        'updated_at',
+      ])
     } finally {
       await db.kysely.destroy()
     }

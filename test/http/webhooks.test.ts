@@ -168,6 +168,27 @@ describe('lifecycle events: each type after its action, signed, in order', () =>
     assert.deepEqual(kinds(events), ['session.ended:revoked', 'university.unlinked:revoked'])
   })
 
+  it('suspension: session.ended (suspended), university.unlinked (suspended), user.suspended with the reason; then user.restored', async () => {
+    const user = await registerUniversity(stack, 'suspended@example.edu')
+    const before = (await eventsOf(user.openId)).length
+    const origin = { actor: 'console:ada', ip: null }
+    const { accounts } = stack.service
+    assert.deepEqual(await accounts.suspend({ openId: user.openId, reason: 'spam', origin }), {
+      ended: 1,
+    })
+    assert.equal(await accounts.restore({ openId: user.openId, origin }), 'restored')
+    const events = (await eventsOf(user.openId)).slice(before)
+    assert.deepEqual(kinds(events), [
+      'session.ended:suspended',
+      'university.unlinked:suspended',
+      'user.suspended:spam',
+      'user.restored',
+    ])
+    // Neither the second suspension of nobody suspended nor a restoration of nobody is an event.
+    assert.equal(await accounts.restore({ openId: user.openId, origin }), 'not-suspended')
+    assert.equal((await eventsOf(user.openId)).length, before + 4)
+  })
+
   it('erasure: session.ended, university.unlinked, then user.erased', async () => {
     const user = await registerUniversity(stack, 'erased@example.edu')
     const before = await eventsOf(user.openId)

@@ -81,6 +81,11 @@ export interface RegisterUniversityBody {
 export const WIRE_ERRORS = {
   /** The key is unknown, ended or expired: the kit signs in again once. */
   invalidSessionKey: { status: 401, code: '@unauthorized/invalid-session-key' },
+  /**
+   * POST /register/messenger: an operator suspended the person. The login (and the call that
+   * needed it) rejects with it at once; nothing is tried again until the app asks again.
+   */
+  userSuspended: { status: 403, code: '@forbidden/user-suspended' },
   /** Rate limited: the kit waits a short `Retry-After` once. */
   rateLimitExceeded: { status: 429, code: '@too-many-requests/rate-limit-exceeded' },
 } as const

@@ -7,6 +7,7 @@ import {
   MEDIA_TYPE,
   NETWORK_FAILED,
   STORAGE_FAILED,
+  WIRE_ERRORS,
   type Campusgate,
 } from 'campusgate-miniprogram'
 import { SANDBOX_APP } from '../../../src/sandbox/routes.js'
@@ -252,6 +253,30 @@ for (const [platformName, createPlatform] of Object.entries(PLATFORMS)) {
       assert.equal(error.code, '@unauthorized/invalid-session-key')
       assert.equal(wx.logins, 2)
       assert.deepEqual(paths(), ['GET /session', 'POST /register/messenger', 'GET /session'])
+    })
+
+    it('a suspended person: the one new login is refused 403 user-suspended, and the call rejects with it', async () => {
+      await campusgate.login()
+      const done = await service.accounts.suspend({
+        openId,
+        reason: null,
+        origin: { actor: 'cli:test', ip: null },
+      })
+      assert.deepEqual(done, { ended: 1 })
+      wx.sent.length = 0
+      const error = await rejection(campusgate.session())
+      assert.equal(error.status, 403)
+      assert.equal(error.code, WIRE_ERRORS.userSuspended.code)
+      assert.deepEqual(error.data, { error: '@forbidden/user-suspended' })
+      // One login, no loop: the kept key refused, one registration refused.
+      assert.equal(wx.logins, 2)
+      assert.deepEqual(paths(), ['GET /session', 'POST /register/messenger'])
+      const fresh = await rejection(campusgate.login({ fresh: true }))
+      assert.equal(fresh.code, '@forbidden/user-suspended')
+      assert.equal(wx.logins, 3)
+
+      await service.accounts.restore({ openId, origin: { actor: 'cli:test', ip: null } })
+      assert.equal((await campusgate.login()).openId, openId)
     })
 
     it("rejects with each of the seed's errors as a CampusgateError with its status and code", async () => {

@@ -123,10 +123,19 @@ describe("the mini-program kit's copy of the wire against campusgate's OpenAPI d
   })
 
   it('acts on error codes campusgate answers, with the status each comes with', () => {
+    // Each on one of the calls the kit makes for every request: GET /session, or the
+    // registration its login sends.
+    const documented = (method: string, path: string, status: number) =>
+      answer(operation(method, path), status)[MEDIA_TYPE].schema.properties?.error?.enum ?? []
     for (const { status, code } of Object.values(WIRE_ERRORS)) {
-      const codes = answer(operation('get', '/session'), status)[MEDIA_TYPE].schema.properties
-        ?.error?.enum
-      assert.ok(codes?.includes(code), `${status} ${code} is documented on GET /session`)
+      const codes = [
+        ...documented('get', '/session', status),
+        ...documented('post', '/register/messenger', status),
+      ]
+      assert.ok(
+        codes.includes(code),
+        `${status} ${code} is documented on GET /session or POST /register/messenger`,
+      )
     }
   })
 

@@ -10,12 +10,21 @@ export const EVENT_TYPES = [
   'university.linked',
   'university.unlinked',
   'user.erased',
+  'user.suspended',
+  'user.restored',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** Why a session ended (`session.ended`'s `data.reason`). */
-export const SESSION_ENDED_REASONS = ['logout', 'expiry', 'rotation', 'revoked', 'erasure'] as const
+export const SESSION_ENDED_REASONS = [
+  'logout',
+  'expiry',
+  'rotation',
+  'revoked',
+  'erasure',
+  'suspended',
+] as const
 export type SessionEndedReason = (typeof SESSION_ENDED_REASONS)[number]
 
 /** Why a user lost tier 2 (`university.unlinked`'s `data.reason`). */
@@ -25,6 +34,7 @@ export const UNIVERSITY_UNLINKED_REASONS = [
   'lapsed',
   'erasure',
   'revoked',
+  'suspended',
 ] as const
 export type UniversityUnlinkedReason = (typeof UNIVERSITY_UNLINKED_REASONS)[number]
 
@@ -50,6 +60,10 @@ export interface EventData {
   'university.linked': EventIds & { university: NonNullable<Session['university']> }
   'university.unlinked': EventIds & { reason: UniversityUnlinkedReason }
   'user.erased': EventIds
+  /** An operator suspended the person: their sessions ended, their registrations are refused. */
+  'user.suspended': EventIds & { reason: string | null }
+  /** An operator lifted the suspension. */
+  'user.restored': EventIds
 }
 
 /**

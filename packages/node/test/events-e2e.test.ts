@@ -11,6 +11,7 @@ describe('campusgate-node and the events campusgate sends', () => {
   let client: Client
   let backend: Backend
   const received: string[] = []
+  const suspended: { openId: string; reason: string | null }[] = []
 
   before(async () => {
     const secret = newSecret()
@@ -21,7 +22,11 @@ describe('campusgate-node and the events campusgate sends', () => {
     })
     backend = await startExpress(client, {
       secret,
-      on: { 'session.ended': (event) => void received.push(event.data.openId) },
+      on: {
+        'session.ended': (event) => void received.push(event.data.openId),
+        'user.suspended': (event) =>
+          void suspended.push({ openId: event.data.openId, reason: event.data.reason }),
+      },
     })
     service = await startService({
       PORT: String(port),
@@ -44,5 +49,28 @@ describe('campusgate-node and the events campusgate sends', () => {
     while (!received.includes(user.openId) && Date.now() < deadline) await sleep(100)
     assert.ok(received.includes(user.openId), 'session.ended delivered')
     assert.equal((await profile()).status, 401)
+  })
+
+  it("refuses a suspended person's cached key once user.suspended arrives, as an ended one", async () => {
+    const user = await registerUser(service)
+    const profile = () => call(`${backend.url}/profile`, { headers: { authorization: user.key } })
+    assert.equal((await profile()).status, 200)
+    const done = await service.accounts.suspend({
+      openId: user.openId,
+      reason: 'spam',
+      origin: { actor: 'cli:test', ip: null },
+    })
+    assert.deepEqual(done, { ended: 1 })
+    const deadline = Date.now() + 15_000
+    while (!suspended.some((one) => one.openId === user.openId) && Date.now() < deadline) {
+      await sleep(100)
+    }
+    assert.deepEqual(
+      suspended.filter((one) => one.openId === user.openId),
+      [{ openId: user.openId, reason: 'spam' }],
+    )
+    const refused = await profile()
+    assert.equal(refused.status, 401)
+    assert.deepEqual(refused.body, { error: '@unauthorized/invalid-session-key' })
   })
 })

@@ -87,6 +87,14 @@ const EVENT_DATA: { [T in EventType]: Fields } = {
     all: all<keyof EventData['user.erased']>()(ids),
     required: all<RequiredKeys<EventData['user.erased']>>()(ids),
   },
+  'user.suspended': {
+    all: all<keyof EventData['user.suspended']>()([...ids, 'reason']),
+    required: all<RequiredKeys<EventData['user.suspended']>>()([...ids, 'reason']),
+  },
+  'user.restored': {
+    all: all<keyof EventData['user.restored']>()(ids),
+    required: all<RequiredKeys<EventData['user.restored']>>()(ids),
+  },
 }
 
 type Schema = {

@@ -56,7 +56,7 @@ ${selectField(
     list.rows.map((user) => [
       `<a href="${e(userHref(context, user.openId))}">${e(user.openId)}</a>`,
       e(user.universityEmail ?? '–'),
-      e(words.tiers[user.tier]),
+      `${e(words.tiers[user.tier])}${user.suspended ? ` ${suspendedTag(context)}` : ''}`,
       timeTag(user.createdAt),
       dayTag(user.lastActiveDay, w.never),
     ]),
@@ -77,6 +77,10 @@ export interface UserPageData {
   openId: string
   createdAt: number
   tier: UserTier
+  /** While an operator has suspended the person: since when (epoch ms), and why. */
+  suspension: { at: number; reason: string | null } | null
+  /** How long a suspension's reason may be (characters). */
+  reasonMax: number
   /** Every messenger identity of the person, the first first (docs/identities.md). */
   identities: readonly {
     platform: string
@@ -154,6 +158,7 @@ export function userPage(context: PageContext, user: UserPageData, message: stri
 ${user.sessions.length > 0 ? revokeAllButton(context, base) : ''}
 ${user.universityLinkedAt !== null ? actionButton(context, `${base}/unlink`, w.unlink) : ''}
 </div>
+${suspensionForm(context, base, user)}
 <form method="post" action="${e(href(context, `${base}/data`))}" class="download">${csrfField(context)}
 <p class="muted">${e(w.downloadNote)}</p>
 <button type="submit">${e(w.download)}</button>
@@ -171,7 +176,12 @@ ${user.universityLinkedAt !== null ? actionButton(context, `${base}/unlink`, w.u
 <dl class="facts">
 <div><dt>${e(w.openId)}</dt><dd><code>${e(user.openId)}</code></dd></div>
 <div><dt>${e(w.created)}</dt><dd>${timeTag(user.createdAt)}</dd></div>
-<div><dt>${e(w.tier)}</dt><dd>${e(words.tiers[user.tier])}</dd></div>
+<div><dt>${e(w.tier)}</dt><dd>${e(words.tiers[user.tier])}${user.suspension === null ? '' : ` ${suspendedTag(context)}`}</dd></div>
+${
+  user.suspension === null
+    ? ''
+    : `<div><dt>${e(w.suspendedSince)}</dt><dd>${timeTag(user.suspension.at)} — ${e(user.suspension.reason ?? w.noReason)}</dd></div>`
+}
 </dl>
 <h2>${e(w.identities)}</h2>
 ${identities}
@@ -190,6 +200,37 @@ ${pagedList(context, user.mail, { path: base, param: 'mail', params: others('mai
 ${pagedList(context, user.trail, { path: base, param: 'trail', params: others('trail'), label: w.trail }, cards(auditHeaders(context), auditRows(context, user.trail.rows, new Set(user.identities.map((one) => one.openId))), words.nothing))}`,
     'users',
   )
+}
+
+/** The mark of a suspended person, on their page and in the users list. */
+function suspendedTag(context: PageContext): string {
+  return `<strong class="suspended">${e(WORDS[context.locale].users.suspended)}</strong>`
+}
+
+/**
+ * "Suspend user" with its labelled reason, or "Restore user" while suspended (docs/console.md,
+ * "Suspending a user"); the page draws it for an admin only.
+ */
+function suspensionForm(
+  context: PageContext,
+  base: string,
+  user: Pick<UserPageData, 'suspension' | 'reasonMax'>,
+): string {
+  const w = WORDS[context.locale].users
+  const back =
+    context.here === '' ? '' : `<input type="hidden" name="back" value="${e(context.here)}">`
+  if (user.suspension !== null) {
+    return `<form method="post" action="${e(href(context, `${base}/restore`))}" class="restore">${csrfField(context)}${back}
+<p class="muted">${e(w.restoreNote)}</p>
+<button type="submit">${e(w.restore)}</button>
+</form>`
+  }
+  return `<form method="post" action="${e(href(context, `${base}/suspend`))}" class="suspend">${csrfField(context)}${back}
+<p class="muted">${e(w.suspendNote)}</p>
+<label for="reason">${e(w.suspendReason)}</label>
+<input id="reason" name="reason" autocomplete="off" maxlength="${user.reasonMax}">
+<button type="submit" class="danger">${e(w.suspend)}</button>
+</form>`
 }
 
 /** The user's mail, newest first: to whom, its subject, where it stands; never a body or link. */

@@ -132,6 +132,8 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
           openId: user.openId,
           createdAt: user.createdAt.getTime(),
           tier: user.tier ?? 'none',
+          suspension: user.suspension,
+          reasonMax: accounts.reasonMax,
           identities: user.identities,
           university,
           universityLinkedAt: user.universityLinkedAt?.getTime() ?? null,
@@ -215,6 +217,39 @@ export function usersRoutes(app: FastifyInstance, options: SectionOptions): void
         unlinked ? 'unlinked' : 'nothing',
         unlinked ? 1 : 0,
       )
+    },
+  )
+
+  // docs/console.md, "Suspending a user": the command line's `users suspend` and `users restore`.
+  app.post<{ Params: { openId: string } }>(
+    '/users/:openId/suspend',
+    PAGE,
+    async (request, reply) => {
+      const { openId } = request.params
+      const reason = stringField(request.body, 'reason')
+      const done = await accounts.suspend({ openId, reason, origin: origin(request) })
+      if (typeof done === 'object') {
+        return kit.back(request, reply, userPath(openId), 'suspended', done.ended)
+      }
+      const outcome =
+        done === 'already'
+          ? 'alreadySuspended'
+          : done === 'reason-too-long'
+            ? 'reasonTooLong'
+            : 'nothing'
+      return kit.back(request, reply, userPath(openId), outcome, 0)
+    },
+  )
+
+  app.post<{ Params: { openId: string } }>(
+    '/users/:openId/restore',
+    PAGE,
+    async (request, reply) => {
+      const { openId } = request.params
+      const done = await accounts.restore({ openId, origin: origin(request) })
+      const outcome =
+        done === 'restored' ? 'restored' : done === 'not-suspended' ? 'notSuspended' : 'nothing'
+      return kit.back(request, reply, userPath(openId), outcome, done === 'restored' ? 1 : 0)
     },
   )
 

@@ -55,6 +55,7 @@ export function registerRoute(
             'bodyTooLarge',
             'jsonRequired',
             'failedMessengerAuthentication',
+            'userSuspended',
             'messengerPlatformUnavailable',
           ),
         },
