@@ -36,7 +36,7 @@ export const serve: Command = {
         })
       : undefined
     const { cipher, createdKeyFile } = cipherFor(config)
-    const { app } = await buildApp({
+    const { app, stopBeingReady } = await buildApp({
       config,
       db,
       clock: systemClock,
@@ -76,7 +76,7 @@ export const serve: Command = {
       )
     }
 
-    stopOnSignals(app, db)
+    stopOnSignals({ app, db, stopBeingReady, delayMs: config.server.shutdownDelayMs })
     for (const signal of signals) process.off(signal, askStop)
     // Asked while it began to listen: the shutdown's own handler hears it now.
     if (stopAsked !== null) process.kill(process.pid, stopAsked)
