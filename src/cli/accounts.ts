@@ -1,9 +1,6 @@
 import { EXIT, NotFoundError, type Command } from './command.js'
 import { cliOrigin, withServices } from './maintenance.js'
 
-const OPEN_ID = { 'open-id': { type: 'string' } } as const
-const OPEN_ID_HELP = { 'open-id': "the user's messenger openId" }
-
 function unknownUser(openId: string): NotFoundError {
   return new NotFoundError(`no user with openId ${JSON.stringify(openId)}`)
 }
@@ -15,12 +12,13 @@ function iso(date: Date | null): string | null {
 const show: Command = {
   name: 'users show',
   summary: 'what campusgate holds about a user (no secrets, no hashes)',
-  usage: '  campusgate users show --open-id <openId> [--json]',
-  options: { ...OPEN_ID, json: { type: 'boolean' } },
-  optionHelp: { ...OPEN_ID_HELP, json: 'one JSON object instead of lines' },
-  required: ['open-id'],
+  usage:
+    '  campusgate users show <openId> [--json]\n  campusgate users show --open-id <openId> [--json]',
+  options: { json: { type: 'boolean' } },
+  optionHelp: { json: 'one JSON object instead of lines' },
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = values['open-id'] as string
+    const openId = values.openId as string
     return withServices(config, io, async ({ accounts }) => {
       const user = await accounts.overview(openId)
       if (user === null) throw unknownUser(openId)
@@ -90,12 +88,11 @@ const show: Command = {
 const erase: Command = {
   name: 'users erase',
   summary: 'erase a user exactly as DELETE /user does (sessions, codes, attempts, mails, the user)',
-  usage: '  campusgate users erase --open-id <openId>',
-  options: OPEN_ID,
-  optionHelp: OPEN_ID_HELP,
-  required: ['open-id'],
+  usage: '  campusgate users erase <openId>\n  campusgate users erase --open-id <openId>',
+  options: {},
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = values['open-id'] as string
+    const openId = values.openId as string
     return withServices(config, io, async ({ accounts }) => {
       if (!(await accounts.erase({ openId, origin: cliOrigin() }))) throw unknownUser(openId)
       io.out(`erased ${openId}\n`)
@@ -108,11 +105,11 @@ const exportData: Command = {
   name: 'users export',
   summary:
     'everything campusgate holds about a user, as JSON (an access request; no secret, no mail body)',
-  usage: '  campusgate users export <openId>',
+  usage: '  campusgate users export <openId>\n  campusgate users export --open-id <openId>',
   options: {},
-  positionals: ['openId'],
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = String(values.openId)
+    const openId = values.openId as string
     return withServices(config, io, async ({ access }) => {
       const document = await access.export({ openId }, cliOrigin())
       if (document === null) throw unknownUser(openId)
