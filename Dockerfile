@@ -23,7 +23,11 @@ COPY . .
 # The build; then the development dependencies go, and what compiling the native module left
 # beside its binary. The service writes to ./data by default: here that is the volume /data.
 # bin/campusgate is the command line (`campusgate …` inside the container).
+# REVISION (the commit, `--build-arg REVISION=$(git rev-parse HEAD)`) goes into
+# dist/build-info.json, which campusgate_build_info reports (docs/deployment.md, "The image").
+ARG REVISION=unknown
 RUN npx tsc -p tsconfig.build.json \
+ && printf '{"revision":"%s"}\n' "$REVISION" > dist/build-info.json \
  && npm prune --omit=dev --workspaces=false --no-audit --no-fund --cache /tmp/npm-cache \
  && rm -rf /tmp/npm-cache src tsconfig.json tsconfig.build.json \
  && cd node_modules/better-sqlite3 \
@@ -32,6 +36,14 @@ RUN npx tsc -p tsconfig.build.json \
  && cd /app && ln -s /data data && mkdir /data && ln -s campusgate.js bin/campusgate
 
 FROM node:22-bookworm-slim
+# OCI labels: where the image comes from and which release it is (docker build --build-arg
+# SOURCE=… VERSION=… REVISION=… CREATED=…; docs/deployment.md, "The image").
+ARG SOURCE=unknown VERSION=unknown REVISION=unknown CREATED=unknown
+LABEL org.opencontainers.image.title="campusgate" \
+      org.opencontainers.image.source="$SOURCE" \
+      org.opencontainers.image.version="$VERSION" \
+      org.opencontainers.image.revision="$REVISION" \
+      org.opencontainers.image.created="$CREATED"
 # HOST: reachable from outside the container (the service's own default is loopback only).
 # PATH: `docker exec CONTAINER campusgate console link` runs the command line beside the service.
 ENV HOST=0.0.0.0 PORT=3000 PATH=/app/bin:$PATH

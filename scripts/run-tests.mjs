@@ -9,11 +9,11 @@
 // Redis from TEST_REDIS_URL (default redis://127.0.0.1:6379/9); when neither is set and nothing
 // answers at the default address, a throwaway one is started for the run (test-services.mjs).
 // What cannot be had is left out with one line saying so; with CI=true it fails the run instead.
-import { spawn, spawnSync } from 'node:child_process'
-import { clearTimeout, setTimeout } from 'node:timers'
+import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
+import { judge, runFile } from './test-file-runner.mjs'
 import { provideServices } from './test-services.mjs'
 
 const args = process.argv.slice(2)
@@ -143,35 +143,12 @@ if (leftOut.length > 0) {
  */
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 10 * 60_000)
 
-/** Runs one test file in its own process group; resolves with its output and whether it hung. */
-function runFile(file, env) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', file], {
-      env: { ...process.env, ...env },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk))
-    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk))
-    let hung = false
-    const timer = setTimeout(() => {
-      hung = true
-      try {
-        process.kill(-child.pid, 'SIGKILL')
-      } catch {
-        // Already gone.
-      }
-    }, FILE_TIMEOUT_MS)
-    child.on('close', (status) => {
-      clearTimeout(timer)
-      resolve({ stdout, stderr, status, hung })
-    })
-  })
-}
-
-const count = (text, label) => Number(new RegExp(`^ℹ ${label} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+/**
+ * How long a file's process may stay once its summary is printed (every test ended): longer,
+ * and something it left open holds it (test-file-runner.mjs), so it is killed and fails.
+ */
+const AFTER_SUMMARY_MS = Number(process.env.TEST_AFTER_SUMMARY_MS ?? 10_000)
+const bounds = { timeoutMs: FILE_TIMEOUT_MS, afterSummaryMs: AFTER_SUMMARY_MS }
 
 /**
  * Files that run with no other file beside them, and why: they time what they test, or load the
@@ -205,26 +182,25 @@ const WORKERS = Math.max(1, Number(process.env.TEST_WORKERS ?? Math.min(2, avail
  * Runs one file of a pass and prints its output whole once it ends, so that files running side
  * by side never interleave. A file that hangs is run once more: Node 20's module-loader thread
  * (which tsx uses) can deadlock the main thread at an import (nodejs/node#50948); a file that
- * hangs twice, or fails, counts as failed. The counts are read from the spec reporter's summary.
+ * hangs twice, or fails, counts as failed; so does one that does not exit within AFTER_SUMMARY_MS of
+ * its summary (not run again: its tests ended). The counts are read from the spec reporter's summary.
  */
 async function runJob({ pass, file }) {
   const started = Date.now()
-  let result = await runFile(file, pass.env)
+  let result = await runFile(file, pass.env, bounds)
   const notes = []
   if (result.hung) {
     notes.push(`${file}: no end within ${FILE_TIMEOUT_MS / 1000} s, killed; ran it again`)
-    result = await runFile(file, pass.env)
+    result = await runFile(file, pass.env, bounds)
     if (result.hung) notes.push(`${file}: hung again, killed after ${FILE_TIMEOUT_MS / 1000} s`)
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
+  const { passed, failed, notes: more } = judge(file, result, bounds)
+  notes.push(...more)
   process.stdout.write(`\n=== ${pass.name}: ${file} (${seconds} s)\n\n${result.stdout}`)
   process.stderr.write(result.stderr)
   if (notes.length > 0) console.log(notes.join('\n'))
-  return {
-    passed: count(result.stdout, 'pass'),
-    // A crashed or hung file (no summary, or a non-zero exit) counts as one failure at least.
-    failed: count(result.stdout, 'fail') || (result.status === 0 && !result.hung ? 0 : 1),
-  }
+  return { passed, failed }
 }
 
 /**

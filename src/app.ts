@@ -43,6 +43,8 @@ export interface AppDeps {
 /** The app and its services (services.ts), whose background jobs start when the app is ready and stop when it closes. */
 export interface Campusgate extends Services {
   app: FastifyInstance
+  /** From now on /readyz answers 503: the process is stopping (docs/operations.md, "Stopping"). */
+  stopBeingReady: () => void
 }
 
 function trustProxyOption(
@@ -105,7 +107,9 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     done()
   })
 
+  let stopping = false
   async function checkReady(): Promise<void> {
+    if (stopping) throw new Error('stopping: a stop signal was received')
     const pending = await pendingMigrations(db)
     if (pending.length > 0) throw new Error(`schema behind: ${pending.join(', ')} not applied`)
     // Reads work on a full disk: whether writes do is what the last writes showed.
@@ -165,5 +169,8 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger())
   await app.register(apiDocs)
 
-  return { ...services, app }
+  const stopBeingReady = (): void => {
+    stopping = true
+  }
+  return { ...services, app, stopBeingReady }
 }

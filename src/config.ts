@@ -9,6 +9,7 @@ import { collectProblems, type Env } from './config/problems.js'
 import { checkProduction, isProduction, productionWebhookEndpoint } from './config/production.js'
 import { readRateLimits } from './config/rate-limits.js'
 import { decideSandbox } from './config/sandbox.js'
+import { withSecretFiles } from './config/secret-files.js'
 import { readSecrets } from './config/secrets.js'
 import { readServer } from './config/server.js'
 import { readSessions } from './config/sessions.js'
@@ -23,11 +24,13 @@ export type * from './config/types.js'
 /**
  * Reads the whole configuration from the environment in one pass: each section of config/ reads
  * its variables, production.ts adds NODE_ENV=production's rules, and every bad variable is named
- * at once (`ConfigError`). `main.ts` is the only caller that passes `process.env`; tests pass plain
+ * at once (`ConfigError`). A secret's `NAME_FILE` stands for `NAME` (secret-files.ts). `main.ts` is the only caller that passes `process.env`; tests pass plain
  * objects. Sections are read in this order, and their problems are listed in it.
  */
-export function loadConfig(env: Env): Config {
+export function loadConfig(given: Env): Config {
   const problems = collectProblems()
+  // Secrets given as files (NAME_FILE) are read here and nowhere else.
+  const env = withSecretFiles(given, problems)
   const production = isProduction(env)
   const server = readServer(env, problems)
   const messenger = readMessenger(env, problems)

@@ -28,7 +28,7 @@ import { createSessionStore } from './sessions/store.js'
 import type { TouchRule } from './sessions/touch-rule.js'
 import type { OidcClient } from './university/oidc-client.js'
 import type { University } from './university/service.js'
-import { VERSION } from './version.js'
+import { readBuildInfo } from './operations/build-info.js'
 
 export type { ServicesDeps }
 
@@ -97,7 +97,7 @@ export function createServices(deps: ServicesDeps): Services {
           log: log.child({ component: 'backup' }),
         })
   const metrics = createMetrics({
-    version: VERSION,
+    build: readBuildInfo(),
     clock,
     outboxStats: () => outboxStats(db.kysely),
     webhookStats: config.webhook.endpoints.length > 0 ? () => deliveryStats(db.kysely) : null,

@@ -2,9 +2,6 @@ import { SUSPENSION_REASON_MAX } from '../accounts/users.js'
 import { EXIT, NotFoundError, UsageError, type Command } from './command.js'
 import { cliOrigin, withServices } from './maintenance.js'
 
-const OPEN_ID = { 'open-id': { type: 'string' } } as const
-const OPEN_ID_HELP = { 'open-id': "the user's messenger openId" }
-
 function unknownUser(openId: string): NotFoundError {
   return new NotFoundError(`no user with openId ${JSON.stringify(openId)}`)
 }
@@ -16,12 +13,13 @@ function iso(date: Date | null): string | null {
 const show: Command = {
   name: 'users show',
   summary: 'what campusgate holds about a user (no secrets, no hashes)',
-  usage: '  campusgate users show --open-id <openId> [--json]',
-  options: { ...OPEN_ID, json: { type: 'boolean' } },
-  optionHelp: { ...OPEN_ID_HELP, json: 'one JSON object instead of lines' },
-  required: ['open-id'],
+  usage:
+    '  campusgate users show <openId> [--json]\n  campusgate users show --open-id <openId> [--json]',
+  options: { json: { type: 'boolean' } },
+  optionHelp: { json: 'one JSON object instead of lines' },
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = values['open-id'] as string
+    const openId = values.openId as string
     return withServices(config, io, async ({ accounts }) => {
       const user = await accounts.overview(openId)
       if (user === null) throw unknownUser(openId)
@@ -102,12 +100,11 @@ const show: Command = {
 const erase: Command = {
   name: 'users erase',
   summary: 'erase a user exactly as DELETE /user does (sessions, codes, attempts, mails, the user)',
-  usage: '  campusgate users erase --open-id <openId>',
-  options: OPEN_ID,
-  optionHelp: OPEN_ID_HELP,
-  required: ['open-id'],
+  usage: '  campusgate users erase <openId>\n  campusgate users erase --open-id <openId>',
+  options: {},
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = values['open-id'] as string
+    const openId = values.openId as string
     return withServices(config, io, async ({ accounts }) => {
       if (!(await accounts.erase({ openId, origin: cliOrigin() }))) throw unknownUser(openId)
       io.out(`erased ${openId}\n`)
@@ -120,15 +117,17 @@ const exportData: Command = {
   name: 'users export',
   summary:
     'everything campusgate holds about a user, as JSON (an access request; no secret, no mail body)',
-  usage: '  campusgate users export <openId> [--before CURSOR]',
+  usage:
+    '  campusgate users export <openId> [--before CURSOR]\n' +
+    '  campusgate users export --open-id <openId> [--before CURSOR]',
   options: { before: { type: 'string' } },
   optionHelp: {
     before:
       "the older history: the cursor of a document's next.before (a history over 4 MB is paged)",
   },
-  positionals: ['openId'],
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = String(values.openId)
+    const openId = values.openId as string
     const before = values.before === undefined ? null : String(values.before)
     return withServices(config, io, async ({ access }) => {
       if (before !== null && !access.isCursor(before)) {
@@ -149,14 +148,16 @@ const suspend: Command = {
   name: 'users suspend',
   summary:
     'end every session of a person and refuse their registrations until restored (data is kept)',
-  usage: '  campusgate users suspend OPENID [--reason TEXT]',
+  usage:
+    '  campusgate users suspend OPENID [--reason TEXT]\n' +
+    '  campusgate users suspend --open-id OPENID [--reason TEXT]',
   options: { reason: { type: 'string' } },
   optionHelp: {
     reason: `why, in the audit trail and the user.suspended event (at most ${SUSPENSION_REASON_MAX} characters)`,
   },
-  positionals: ['OPENID'],
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = values.OPENID as string
+    const openId = values.openId as string
     const reason = (values.reason as string | undefined) ?? null
     return withServices(config, io, async ({ accounts }) => {
       const done = await accounts.suspend({ openId, reason, origin: cliOrigin() })
@@ -180,11 +181,11 @@ const suspend: Command = {
 const restore: Command = {
   name: 'users restore',
   summary: "lift a person's suspension: they may register again",
-  usage: '  campusgate users restore OPENID',
+  usage: '  campusgate users restore OPENID\n  campusgate users restore --open-id OPENID',
   options: {},
-  positionals: ['OPENID'],
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = values.OPENID as string
+    const openId = values.openId as string
     return withServices(config, io, async ({ accounts }) => {
       const done = await accounts.restore({ openId, origin: cliOrigin() })
       if (done === 'unknown-user') throw unknownUser(openId)

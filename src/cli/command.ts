@@ -43,6 +43,11 @@ export interface Command {
   required?: string[]
   /** Names of the arguments that follow the command, in order, all required: `backup PATH`. */
   positionals?: readonly string[]
+  /**
+   * The command names a user: by the openId after it (`sessions revoke OPENID`) or by
+   * `--open-id OPENID`, either way, for every such command; `run` finds it in `values.openId`.
+   */
+  takesOpenId?: boolean
   /** Resolves to the exit code; `serve` resolves only once the server listens, with null. */
   run(context: CommandContext): Promise<number | null>
 }
@@ -60,17 +65,31 @@ export function parse(
   let values: Record<string, string | boolean | undefined | (string | boolean)[]>
   let positionals: string[]
   const names = command.positionals ?? []
+  const openIdOption = command.takesOpenId === true ? OPEN_ID_OPTION : {}
   try {
     ;({ values, positionals } = parseArgs({
       args,
-      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: names.length > 0,
+      options: { ...command.options, ...openIdOption, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: names.length > 0 || command.takesOpenId === true,
       strict: true,
     }))
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
   if (values.help === true) return { help: true }
+  if (command.takesOpenId === true) {
+    const given = values['open-id'] as string | undefined
+    const after = positionals[0]
+    if (after !== undefined) positionals = positionals.slice(1)
+    if (given !== undefined && after !== undefined && given !== after) {
+      throw new UsageError(`two openIds given ("${after}" and --open-id "${given}"); give one`)
+    }
+    const openId = after ?? given
+    if (openId === undefined || openId === '') {
+      throw new UsageError('the openId is required: after the command or as --open-id <openId>')
+    }
+    values.openId = openId
+  }
   if (positionals.length > names.length) {
     throw new UsageError(`unexpected argument "${positionals[names.length]}"`)
   }
@@ -87,15 +106,27 @@ export function parse(
   return values as Record<string, string | boolean | undefined>
 }
 
+/** The option of a command that names a user (`takesOpenId`). */
+const OPEN_ID_OPTION = { 'open-id': { type: 'string' } } as const
+
 export function helpOf(command: Command): string {
   const lines = [`campusgate ${command.name} — ${command.summary}`, '', 'Usage:', command.usage]
-  const options = Object.entries(command.options)
+  const options = Object.entries<Options[string]>({
+    ...(command.takesOpenId === true ? OPEN_ID_OPTION : {}),
+    ...command.options,
+  })
+  const optionHelp: Record<string, string> = {
+    ...(command.takesOpenId === true
+      ? { 'open-id': "the user's messenger openId (or give it after the command)" }
+      : {}),
+    ...command.optionHelp,
+  }
   lines.push('', 'Options:')
   for (const [name, option] of options) {
     const value = option.type === 'string' ? ` <${name}>` : ''
     const short = option.short === undefined ? '    ' : `-${option.short}, `
     const flag = `  ${short}--${name}${value}`
-    lines.push(`${flag.padEnd(26)}  ${command.optionHelp?.[name] ?? ''}`.trimEnd())
+    lines.push(`${flag.padEnd(26)}  ${optionHelp[name] ?? ''}`.trimEnd())
   }
   lines.push(`${'  -h, --help'.padEnd(26)}  this text`)
   lines.push(

@@ -6,7 +6,7 @@ import { cipherFor } from '../secrets-at-rest.js'
 import type { Services, ServicesDeps } from '../services.js'
 import type { Origin } from '../audit/audit.js'
 import { userInfo } from 'node:os'
-import { EXIT, type Command, type Io } from './command.js'
+import { EXIT, UsageError, type Command, type Io } from './command.js'
 
 // The service's modules (the database drivers, Fastify, every service) are loaded when a command
 // runs, not when the command line is read: help and usage errors answer without them
@@ -84,20 +84,44 @@ async function cliLogger(io: Io, level: string): Promise<FastifyBaseLogger> {
 const migrate: Command = {
   name: 'migrate',
   summary: 'bring the database schema up to date (the service also does this when it starts)',
-  usage: '  campusgate migrate [--check]',
-  options: { check: { type: 'boolean' } },
-  optionHelp: { check: 'change nothing; exit 1 when a migration is pending' },
+  usage: '  campusgate migrate [--check]\n  campusgate migrate --to NAME',
+  options: { check: { type: 'boolean' }, to: { type: 'string' } },
+  optionHelp: {
+    check: 'change nothing; exit 1 when a migration is pending',
+    to: "take the schema up or down to migration NAME (down: a rollback's first step)",
+  },
   async run({ config, values, io }) {
-    const { migrateToLatest, pendingMigrations } = await import('../db/migrate.js')
+    if (values.check === true && values.to !== undefined) {
+      throw new UsageError('--check and --to cannot be given together')
+    }
+    const { migrateForStart, migrateToNamed, migrationState, MigrationRefused } =
+      await import('../db/migrate.js')
     return withDb(config, async (db) => {
+      if (typeof values.to === 'string') {
+        try {
+          const moved = await migrateToNamed(db, values.to)
+          io.out(
+            moved.length === 0
+              ? `schema is at ${values.to}\n`
+              : `ran ${moved.join(', ')}; schema is at ${values.to}\n`,
+          )
+          return EXIT.ok
+        } catch (error) {
+          if (!(error instanceof MigrationRefused)) throw error
+          io.err(`campusgate migrate: ${error.message}\n`)
+          return EXIT.failure
+        }
+      }
+      const { pending, unknown } = await migrationState(db)
+      if (unknown.length > 0) {
+        io.err(`the database holds migrations this build does not know: ${unknown.join(', ')}\n`)
+      }
       if (values.check === true) {
-        const pending = await pendingMigrations(db)
         io.out(pending.length === 0 ? 'schema is up to date\n' : `pending: ${pending.join(', ')}\n`)
         return pending.length === 0 ? EXIT.ok : EXIT.failure
       }
-      const pending = await pendingMigrations(db)
       if (pending.length > 0) io.err(`applying ${pending.length} migration(s)…\n`)
-      const applied = await migrateToLatest(db)
+      const { applied } = await migrateForStart(db)
       io.out(applied.length === 0 ? 'schema is up to date\n' : `applied ${applied.join(', ')}\n`)
       return EXIT.ok
     })

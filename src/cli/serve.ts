@@ -19,13 +19,13 @@ export const serve: Command = {
     const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']
     for (const signal of signals) process.on(signal, askStop)
     // Loaded when it runs, not when the command line is read (maintenance.ts).
-    const [{ buildApp }, { createDb }, { migrateToLatest }] = await Promise.all([
+    const [{ buildApp }, { createDb }, { migrateForStart }] = await Promise.all([
       import('../app.js'),
       import('../db/database.js'),
       import('../db/migrate.js'),
     ])
     const db = createDb(config.database.url, { poolSize: config.database.poolSize })
-    await migrateToLatest(db)
+    const { unknown } = await migrateForStart(db)
     // A person at a terminal reads lines, a log collector reads JSON.
     // Loaded only for a terminal: a service under a supervisor starts without it.
     const logStream = io.interactive
@@ -36,7 +36,7 @@ export const serve: Command = {
         })
       : undefined
     const { cipher, createdKeyFile } = cipherFor(config)
-    const { app } = await buildApp({
+    const { app, stopBeingReady } = await buildApp({
       config,
       db,
       clock: systemClock,
@@ -49,6 +49,15 @@ export const serve: Command = {
       await app.close()
       await db.kysely.destroy()
       return EXIT.ok
+    }
+    if (unknown.length > 0) {
+      // A newer release migrated this database: its migrations keep what this one reads
+      // (docs/operations.md, "Upgrades and rollbacks").
+      app.log.warn(
+        { unknownMigrations: unknown },
+        `the database holds migrations this build does not know (${unknown.join(', ')}): ` +
+          'serving on the schema of a newer release',
+      )
     }
     if (createdKeyFile !== null) {
       app.log.warn(
@@ -67,7 +76,7 @@ export const serve: Command = {
       )
     }
 
-    stopOnSignals(app, db)
+    stopOnSignals({ app, db, stopBeingReady, delayMs: config.server.shutdownDelayMs })
     for (const signal of signals) process.off(signal, askStop)
     // Asked while it began to listen: the shutdown's own handler hears it now.
     if (stopAsked !== null) process.kill(process.pid, stopAsked)

@@ -22,12 +22,13 @@ function view(session: DeviceSession) {
 const list: Command = {
   name: 'sessions list',
   summary: "a user's live sessions, one per device (no keys)",
-  usage: '  campusgate sessions list OPENID [--json]',
+  usage:
+    '  campusgate sessions list OPENID [--json]\n  campusgate sessions list --open-id OPENID [--json]',
   options: { json: { type: 'boolean' } },
   optionHelp: { json: 'one JSON array instead of lines' },
-  positionals: ['OPENID'],
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = values.OPENID as string
+    const openId = values.openId as string
     return withServices(config, io, async ({ accounts }) => {
       const user = await accounts.overview(openId)
       if (user === null) throw unknownUser(openId)
@@ -54,15 +55,17 @@ const list: Command = {
 const revoke: Command = {
   name: 'sessions revoke',
   summary: "end one of a user's sessions, or all of them, exactly as POST /logout does",
-  usage: '  campusgate sessions revoke OPENID [--session ID | --all]',
+  usage:
+    '  campusgate sessions revoke OPENID [--session ID | --all]\n' +
+    '  campusgate sessions revoke --open-id OPENID [--session ID | --all]',
   options: { session: { type: 'string' }, all: { type: 'boolean' } },
   optionHelp: {
     session: 'the session to end (campusgate sessions list OPENID names them)',
     all: 'end every session of the user',
   },
-  positionals: ['OPENID'],
+  takesOpenId: true,
   async run({ config, values, io }) {
-    const openId = values.OPENID as string
+    const openId = values.openId as string
     const sessionId = values.session as string | undefined
     if (sessionId !== undefined && values.all === true) {
       throw new UsageError('give --session ID or --all, not both')

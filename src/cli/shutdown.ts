@@ -15,22 +15,35 @@ export interface ShutdownBounds {
   forceMs: number
 }
 
+/** What a stop acts on. */
+export interface Stoppable {
+  app: FastifyInstance
+  db: Db
+  /** Makes /readyz answer 503 from now on. */
+  stopBeingReady: () => void
+  /** SHUTDOWN_DELAY: how long the listener keeps serving after the signal. */
+  delayMs: number
+}
+
 /**
- * Stops the service on SIGTERM or SIGINT: no new connection is accepted, idle keep-alive
- * connections close, requests in flight finish and are answered, then the background jobs stop
- * and the database pool closes. Connections still open after the grace are cut, and the process
- * exits 1 if stopping takes longer still, so a supervisor's stop always completes.
+ * Stops the service on SIGTERM or SIGINT (docs/operations.md, "Stopping"). At once /readyz answers
+ * 503, so a load balancer stops sending; the listener keeps serving for the delay, while it does.
+ * Then no new connection is accepted, idle keep-alive connections close, requests in flight finish
+ * and are answered, the background jobs stop and the database pool closes. Connections still open
+ * after the grace are cut, and the process exits 1 if stopping takes longer still, so a
+ * supervisor's stop always completes. A second signal during the delay ends the delay.
  */
 export function stopOnSignals(
-  app: FastifyInstance,
-  db: Db,
+  { app, db, stopBeingReady, delayMs }: Stoppable,
   bounds: ShutdownBounds = { graceMs: SHUTDOWN_GRACE_MS, forceMs: SHUTDOWN_FORCE_MS },
 ): void {
+  let delay: NodeJS.Timeout | null = null
   let closing = false
-  const shutdown = (signal: string): void => {
+  const close = (): void => {
     if (closing) return
     closing = true
-    app.log.info({ signal, graceMs: bounds.graceMs }, 'shutting down')
+    if (delay !== null) clearTimeout(delay)
+    app.log.info({ graceMs: bounds.graceMs }, 'shutting down: no new connections')
     let forced = false
     // A keep-alive connection whose request finishes after the signal turns idle only then.
     const idle = setInterval(() => app.server.closeIdleConnections(), 100)
@@ -61,6 +74,20 @@ export function stopOnSignals(
           process.exit(1)
         },
       )
+  }
+  const shutdown = (signal: string): void => {
+    if (delay !== null || closing) {
+      close()
+      return
+    }
+    stopBeingReady()
+    if (delayMs === 0) {
+      app.log.info({ signal }, 'stopping')
+      close()
+      return
+    }
+    app.log.info({ signal, delayMs }, 'stopping: not ready, serving until the delay is over')
+    delay = setTimeout(close, delayMs)
   }
   process.on('SIGINT', () => shutdown('SIGINT'))
   process.on('SIGTERM', () => shutdown('SIGTERM'))

@@ -47,6 +47,12 @@ export function checkProduction(
       'a university provider is required when NODE_ENV=production (no sandbox there)',
     )
   }
+  if (read(env, 'DATABASE_URL') === undefined) {
+    report(
+      'DATABASE_URL',
+      'is required when NODE_ENV=production (sqlite:PATH or postgres://…; the default ./data file is for trying it out)',
+    )
+  }
   if (read(env, 'SMTP_URL') === undefined) {
     report(
       'SMTP_URL',

@@ -1,8 +1,11 @@
 import type { ServerConfig } from './types.js'
 import { type Env, fail, type Problems, read } from './problems.js'
-import { httpUrl, integer, ipList, withDefaults } from './readers.js'
+import { duration, httpUrl, integer, ipList, withDefaults } from './readers.js'
 
-/** Where the service listens and how it is reached: PORT, HOST, PUBLIC_BASE_URL, TRUST_PROXY, REQUEST_TIMEOUT. */
+/**
+ * Where the service listens, how it is reached and how it stops: PORT, HOST, PUBLIC_BASE_URL,
+ * TRUST_PROXY, REQUEST_TIMEOUT, SHUTDOWN_DELAY.
+ */
 export function readServer(env: Env, { guard }: Problems): ServerConfig {
   const setting = withDefaults(env, { guard })
   const port = setting.integer('PORT', 3000, 0, 65535)
@@ -16,6 +19,7 @@ export function readServer(env: Env, { guard }: Problems): ServerConfig {
     publicBaseUrl: guard(defaultBaseUrl, () => httpUrl(env, 'PUBLIC_BASE_URL', defaultBaseUrl)!),
     trustProxy: guard(false, () => trustProxy(env)),
     requestTimeoutMs: setting.duration('REQUEST_TIMEOUT', '30s', '10m'),
+    shutdownDelayMs: guard(0, () => shutdownDelay(env)),
   })
 }
 
@@ -35,4 +39,14 @@ function trustProxy(env: Env): false | number | string[] {
   }
   if (/^\d+$/.test(raw)) return integer(env, 'TRUST_PROXY', 0, 0, 16) || false
   return ipList(env, 'TRUST_PROXY')
+}
+
+/**
+ * SHUTDOWN_DELAY: how long the listener keeps serving after SIGTERM while /readyz says not ready,
+ * for the load balancer to stop sending (docs/operations.md, "Stopping"). Unset or zero: none.
+ */
+function shutdownDelay(env: Env): number {
+  const raw = read(env, 'SHUTDOWN_DELAY')
+  if (raw === undefined || /^0+(ms|s|m|h|d)?$/.test(raw.trim())) return 0
+  return duration(env, 'SHUTDOWN_DELAY', raw, '5m')
 }

@@ -124,7 +124,7 @@ export interface Config {
   readonly backends: BackendsConfig
 }
 
-/** PORT, HOST, PUBLIC_BASE_URL, TRUST_PROXY, REQUEST_TIMEOUT. */
+/** PORT, HOST, PUBLIC_BASE_URL, TRUST_PROXY, REQUEST_TIMEOUT, SHUTDOWN_DELAY. */
 export interface ServerConfig {
   readonly port: number
   readonly host: string
@@ -133,6 +133,8 @@ export interface ServerConfig {
   readonly trustProxy: false | number | string[]
   /** How long a request (headers and body) may take to arrive. */
   readonly requestTimeoutMs: number
+  /** After SIGTERM, how long the listener keeps serving while /readyz answers 503. */
+  readonly shutdownDelayMs: number
 }
 
 /** DATABASE_URL, DATABASE_POOL_SIZE and REDIS_URL (the rate limits' shared counters). */

@@ -76,6 +76,79 @@ export function migrateTo(db: Db, name: string): Promise<string[]> {
   return move(db, (migrator) => migrator.migrateTo(name))
 }
 
+/** What a start did to the schema: the migrations it applied, those of a newer build it found. */
+export interface StartMigrations {
+  applied: string[]
+  /** Applied migrations this build does not know (a newer release's), oldest name first. */
+  unknown: string[]
+}
+
+/** The migrations this build knows, oldest first. */
+export function knownMigrations(): string[] {
+  return Object.keys(MIGRATIONS).sort()
+}
+
+/**
+ * The migrations of a start (`campusgate serve`, `campusgate migrate`). A database that already
+ * holds migrations this build does not know belongs to a newer release, whose migrations are
+ * expand-only: this build applies nothing and serves, as long as every migration it knows is
+ * applied (docs/operations.md, "Upgrades and rollbacks"). Kysely's migrator would refuse such a
+ * database ("corrupted migrations"), so it is not asked.
+ */
+export async function migrateForStart(db: Db): Promise<StartMigrations> {
+  let state = await migrationState(db)
+  if (state.unknown.length === 0) {
+    try {
+      return { applied: await migrateToLatest(db), unknown: [] }
+    } catch (error) {
+      // A newer instance migrated between the look and the lock: look again.
+      state = await migrationState(db)
+      if (state.unknown.length === 0) throw error
+    }
+  }
+  if (state.pending.length > 0) {
+    throw new Error(
+      `the database holds migrations this build does not know (${state.unknown.join(', ')}) ` +
+        `and lacks ones it needs (${state.pending.join(', ')}): run the release that applied ` +
+        `them, or take the schema back with its campusgate migrate --to`,
+    )
+  }
+  return { applied: [], unknown: state.unknown }
+}
+
+/**
+ * `campusgate migrate --to NAME`: the schema taken up or down to NAME with the migrations'
+ * `up` and `down`. Refused for a name this build does not know, and for a database that holds
+ * migrations this build does not know (only the release that wrote them knows their way back).
+ */
+export async function migrateToNamed(db: Db, name: string): Promise<string[]> {
+  if (!(name in MIGRATIONS)) {
+    throw new MigrationRefused(
+      `no migration named ${name} in this build (known: ${knownMigrations().join(', ')})`,
+    )
+  }
+  const { unknown } = await migrationState(db)
+  if (unknown.length > 0) {
+    throw new MigrationRefused(
+      `the database holds migrations this build does not know (${unknown.join(', ')}): ` +
+        `run migrate --to with the release that applied them`,
+    )
+  }
+  return migrateTo(db, name)
+}
+
+/** A move of the schema refused before anything ran; its message is for the operator. */
+export class MigrationRefused extends Error {}
+
+/** Which migrations the database holds that this build does not know, and which it lacks. */
+export async function migrationState(db: Db): Promise<{ unknown: string[]; pending: string[] }> {
+  const applied = await appliedMigrations(db)
+  return {
+    unknown: [...applied].filter((name) => !(name in MIGRATIONS)).sort(),
+    pending: knownMigrations().filter((name) => !applied.has(name)),
+  }
+}
+
 /** One move of the migrator, tried again while it meets other clients' DDL; the migrations it ran. */
 async function move(
   db: Db,
@@ -125,22 +198,24 @@ function metOthersDdl(error: unknown, ours: string | null): boolean {
  * listing introspects every table of the schema first.
  */
 export async function pendingMigrations(db: Db): Promise<string[]> {
+  const applied = await appliedMigrations(db)
+  return knownMigrations().filter((name) => !applied.has(name))
+}
+
+/** The names in the migration table, known to this build or not. */
+async function appliedMigrations(db: Db): Promise<Set<string>> {
   const table =
     db.schema === null ? DEFAULT_MIGRATION_TABLE : `${db.schema}.${DEFAULT_MIGRATION_TABLE}`
-  let applied: Set<string>
   try {
     const { rows } = await sql<{ name: string }>`SELECT name FROM ${sql.table(table)}`.execute(
       db.kysely,
     )
-    applied = new Set(rows.map((row) => row.name))
+    return new Set(rows.map((row) => row.name))
   } catch (error) {
     if (!isMissingTable(error)) throw error
     // No migration table yet: nothing is applied.
-    applied = new Set()
+    return new Set()
   }
-  return Object.keys(MIGRATIONS)
-    .sort()
-    .filter((name) => !applied.has(name))
 }
 
 /** PostgreSQL's undefined_table, SQLite's "no such table". */

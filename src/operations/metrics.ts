@@ -1,3 +1,4 @@
+import type { BuildInfo } from './build-info.js'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 /** Outbound calls campusgate makes and times. */
@@ -48,7 +49,8 @@ function processMetrics(): Registry {
  * on (docs/operations.md); label values come from small fixed sets, never from user input.
  */
 export function createMetrics(options: {
-  version: string
+  /** The release, for campusgate_build_info. */
+  build: BuildInfo
   clock: { now(): Date }
   outboxStats: () => Promise<OutboxStats>
   /** Null when WEBHOOK_URL is unset: the webhook gauges are then left out. */
@@ -67,10 +69,10 @@ export function createMetrics(options: {
 
   new Gauge({
     name: 'campusgate_build_info',
-    help: 'Always 1; the version label names the running release.',
-    labelNames: ['version'],
+    help: 'Always 1; the labels name the running release: its version and the commit it was built from.',
+    labelNames: ['version', 'revision'],
     registers,
-  }).set({ version: options.version }, 1)
+  }).set({ version: options.build.version, revision: options.build.revision }, 1)
 
   const httpRequests = new Histogram({
     name: 'campusgate_http_request_duration_seconds',

@@ -151,7 +151,10 @@ describe('the campusgate command', () => {
     assert.equal(campusgate(env, 'events', 'list', '--state', 'lost').code, 2)
     const missing = campusgate(env, 'users', 'show')
     assert.equal(missing.code, 2)
-    assert.match(missing.stderr, /--open-id is required/)
+    assert.match(
+      missing.stderr,
+      /the openId is required: after the command or as --open-id <openId>/,
+    )
     assert.equal(campusgate(env, 'users', 'show', '--open-id', 'x', '--bogus').code, 2)
     const bad = campusgate({ ...env, SESSION_TTL: 'forever' }, 'migrate')
     assert.equal(bad.code, 1)
@@ -260,6 +263,43 @@ describe('the campusgate command', () => {
     assert.equal(await statusOf(phone.sessionKey), 401)
     assert.match(campusgate(env, 'sessions', 'list', phone.openId).stdout, /no live session/)
     assert.equal(campusgate(env, 'sessions', 'list', 'nobody-at-all').code, 3)
+  })
+
+  it('every command that names a user takes its openId after the command or as --open-id', async () => {
+    const user = await registerMessenger(stack, undefined, 'Phone/1.0')
+    for (const command of [
+      ['users', 'show', '--json'],
+      ['users', 'export'],
+      ['sessions', 'list', '--json'],
+    ]) {
+      const after = campusgate(env, ...command, user.openId)
+      const option = campusgate(env, ...command, '--open-id', user.openId)
+      const both = campusgate(env, ...command, user.openId, '--open-id', user.openId)
+      assert.equal(after.code, 0, after.stderr)
+      assert.equal(option.code, 0, option.stderr)
+      assert.equal(both.code, 0, both.stderr)
+      // The same user either way (an export also lists the export before it, so only its user).
+      const userOf = (run: Run): unknown => {
+        const value = JSON.parse(run.stdout) as Record<string, unknown>
+        return command[1] === 'export' ? value.user : value
+      }
+      assert.deepEqual(userOf(option), userOf(after), command.join(' '))
+      if (command[0] === 'sessions') assert.equal((userOf(after) as unknown[]).length, 1)
+      else assert.ok(after.stdout.includes(user.openId))
+      const twoUsers = campusgate(env, ...command, user.openId, '--open-id', 'someone-else')
+      assert.equal(twoUsers.code, 2, command.join(' '))
+      assert.match(twoUsers.stderr, /two openIds given/)
+      assert.equal(campusgate(env, ...command).code, 2, command.join(' '))
+      assert.equal(campusgate(env, ...command, '--open-id', 'nobody-at-all').code, 3)
+      assert.match(campusgate(env, command[0], command[1], '--help').stdout, /--open-id <open-id>/)
+    }
+
+    const revoked = campusgate(env, 'sessions', 'revoke', '--open-id', user.openId)
+    assert.equal(revoked.code, 0, revoked.stderr)
+    assert.match(revoked.stdout, /revoked 1 session of/)
+    const erased = campusgate(env, 'users', 'erase', user.openId)
+    assert.equal(erased.code, 0, erased.stderr)
+    assert.equal(campusgate(env, 'users', 'show', user.openId).code, 3)
   })
 
   it('users erase forgets the user as DELETE /user does', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
@@ -69,7 +70,12 @@ describe('health, readiness and metrics', () => {
         'campusgate_provider_request_duration_seconds_count{provider="messenger",outcome="ok"}',
       ) >= 1,
     )
-    assert.match(text, /^campusgate_build_info\{version="[^"]+"\} 1$/m)
+    // The release's version (package.json) and the commit it was built from.
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }
+    assert.match(
+      text,
+      new RegExp(`^campusgate_build_info\\{version="${version}",revision="[^"]+"\\} 1$`, 'm'),
+    )
     // The route pattern, never the raw URL with its query string.
     await call(`${stack.service.url}/authorize/university?universityRegistrationCode=secret-ish`)
     assert.ok(!(await scrape(stack.service.url)).includes('secret-ish'))

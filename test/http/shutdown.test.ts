@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { get } from 'node:http'
 import { connect } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { createDb } from '../../src/db/database.js'
@@ -21,6 +22,17 @@ async function refusedAt(port: number): Promise<void> {
     if (refused) return
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+/** GET over a connection of its own: the status, or the error's code (ECONNREFUSED…). */
+function getFresh(url: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const request = get(url, { agent: false }, (response) => {
+      response.resume()
+      response.once('end', () => resolve(response.statusCode ?? 0))
+    })
+    request.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message))
+  })
 }
 
 describe('the process stopped with SIGTERM', () => {
@@ -71,6 +83,48 @@ describe('the process stopped with SIGTERM', () => {
       } finally {
         await db.kysely.destroy()
       }
+    } finally {
+      await database.drop()
+    }
+  })
+
+  it('with SHUTDOWN_DELAY, answers /readyz 503 at once, keeps serving new connections for the delay, then answers the request in flight and exits 0', async () => {
+    const { port, base } = await start({ SHUTDOWN_DELAY: '2s' })
+    try {
+      const signalled = Date.now()
+      run!.child.kill('SIGTERM')
+      // Readiness flips first, while the listener still serves.
+      let readiness: number | string = 200
+      while (readiness === 200) readiness = await getFresh(`${base}/readyz`)
+      assert.equal(readiness, 503)
+      const notReadyAfter = Date.now() - signalled
+      assert.ok(notReadyAfter < 1000, `${notReadyAfter} ms`)
+      const readyz = await fetch(`${base}/readyz`)
+      assert.equal(readyz.status, 503)
+      assert.deepEqual(await readyz.json(), { error: '@service-unavailable/not-ready' })
+
+      // A request accepted during the delay is in flight when the listener closes.
+      const inFlight = register(base, 'hold-through-the-delay')
+      await platform.held()
+
+      // A stream of requests, each on a new connection, until one is refused.
+      const answers: Array<{ at: number; answer: number | string }> = []
+      for (;;) {
+        const answer = await getFresh(`${base}/healthz`)
+        answers.push({ at: Date.now() - signalled, answer })
+        if (answer !== 200) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      const last = answers.at(-1)!
+      assert.equal(last.answer, 'ECONNREFUSED', JSON.stringify(answers))
+      assert.ok(last.at >= 2000, `refused ${last.at} ms after the signal`)
+      assert.ok(answers.length > 20, JSON.stringify(answers))
+      await refusedAt(port)
+
+      platform.release()
+      const answered = await inFlight
+      assert.equal(answered.status, 200, answered.text)
+      assert.equal(await run!.exited, 0, run!.stdout())
     } finally {
       await database.drop()
     }

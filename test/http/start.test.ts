@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
@@ -36,6 +36,11 @@ describe('start-up', () => {
       'SMTP_URL',
     ],
     [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+    [{ NODE_ENV: 'production' }, 'DATABASE_URL'],
+    [
+      { METRICS_TOKEN: 'in-the-environment', METRICS_TOKEN_FILE: '/run/secrets/metrics' },
+      'METRICS_TOKEN',
+    ],
     [{ SESSION_TTL: '999999999d' }, 'SESSION_TTL'],
   ] as const) {
     it(`stops with a line naming ${variable}, one line a variable (${Object.keys(env).join(', ')})`, async () => {
@@ -74,12 +79,35 @@ describe('start-up', () => {
     }
   })
 
+  it('reads a secret from the file NAME_FILE names: /metrics wants the token written there', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'campusgate-start-'))
+    const port = await freePort()
+    const tokenFile = join(cwd, 'metrics-token')
+    writeFileSync(tokenFile, 'token-from-a-file\n')
+    const run = start({ PORT: String(port), METRICS_TOKEN_FILE: tokenFile }, cwd)
+    try {
+      await waitUntilServing(run, `http://127.0.0.1:${port}/healthz`)
+      const without = await fetch(`http://127.0.0.1:${port}/metrics`)
+      assert.equal(without.status, 401)
+      const withToken = await fetch(`http://127.0.0.1:${port}/metrics`, {
+        headers: { authorization: 'Bearer token-from-a-file' },
+      })
+      assert.equal(withToken.status, 200)
+      run.child.kill('SIGTERM')
+      assert.equal(await run.exited, 0)
+    } finally {
+      run.child.kill('SIGKILL')
+      rmSync(cwd, { recursive: true, force: true })
+    }
+  })
+
   it('in production, with everything it requires, serves no sandbox', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'campusgate-start-'))
     const port = await freePort()
     const run = start(
       {
         NODE_ENV: 'production',
+        DATABASE_URL: 'sqlite:./data/campusgate.db',
         PORT: String(port),
         PUBLIC_BASE_URL: 'https://campusgate.example.edu',
         SMTP_URL: 'smtp://127.0.0.1:9',

@@ -228,7 +228,7 @@ describe('suspending and restoring a person', () => {
     const long = await cli('users', 'suspend', main.openId, '--reason', 'x'.repeat(501))
     assert.equal(long.code, 2)
 
-    const restored = await cli('users', 'restore', main.openId)
+    const restored = await cli('users', 'restore', '--open-id', main.openId)
     assert.equal(restored.code, 0, restored.err)
     assert.match(restored.out, /restored .*: they may register again/)
     assert.equal((await eventsOf(userId)).at(-1), 'user.restored')

@@ -115,6 +115,7 @@ describe('loadConfig: CAS', () => {
     refusesWith(
       {
         NODE_ENV: 'production',
+        DATABASE_URL: 'postgres://campusgate@db.example.edu/campusgate',
         PUBLIC_BASE_URL: 'https://campusgate.example.edu',
         SMTP_URL: 'smtps://mail.example.edu:465',
         MESSENGER_ALLOWED_APP_IDS: 'wx-app',
@@ -201,6 +202,7 @@ describe('loadConfig: SAML', () => {
   it('production: the metadata is required, over https or from a file, and PUBLIC_BASE_URL is https', () => {
     const production = {
       NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://campusgate@db.example.edu/campusgate',
       SMTP_URL: 'smtps://mail.example.edu:465',
       MESSENGER_ALLOWED_APP_IDS: 'wx-app',
       MESSENGER_APP_SECRETS: 'wx-app:secret',

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { ConfigError, loadConfig, parseDuration } from '../../src/config.js'
+import { SECRET_VARIABLES } from '../../src/config/secret-files.js'
 
 describe('parseDuration', () => {
   it('reads days, hours, minutes, seconds and milliseconds', () => {
@@ -24,6 +28,7 @@ const KEY_B = Buffer.alloc(32, 2).toString('base64')
 /** The least a production start needs. */
 const PRODUCTION = {
   NODE_ENV: 'production',
+  DATABASE_URL: 'postgres://campusgate@db.example.edu/campusgate',
   PUBLIC_BASE_URL: 'https://campusgate.example.edu',
   SMTP_URL: 'smtps://mail.example.edu:465',
   MESSENGER_ALLOWED_APP_IDS: 'wx-app',
@@ -332,6 +337,7 @@ describe('loadConfig: production is strict', () => {
         error instanceof ConfigError &&
         assert.deepEqual(error.problems, [
           'UNIVERSITY_ISSUER: must be an https: URL when NODE_ENV=production',
+          'DATABASE_URL: is required when NODE_ENV=production (sqlite:PATH or postgres://…; the default ./data file is for trying it out)',
           'SMTP_URL: is required when NODE_ENV=production (without it, confirmation links are written to files and the log)',
           'PUBLIC_BASE_URL: an https: URL is required when NODE_ENV=production (the attempt cookie is Secure only over https)',
           'MESSENGER_APP_SECRETS: is required when NODE_ENV=production: a server-held secret for each appId of MESSENGER_ALLOWED_APP_IDS (missing: wx-app)',
@@ -348,6 +354,7 @@ describe('loadConfig: production is strict', () => {
   })
 
   for (const variable of [
+    'DATABASE_URL',
     'SMTP_URL',
     'PUBLIC_BASE_URL',
     'MESSENGER_ALLOWED_APP_IDS',
@@ -599,5 +606,78 @@ describe('loadConfig: webhooks (WEBHOOK_URL, WEBHOOK_SECRET, WEBHOOK_RETRY_FOR)'
       WEBHOOK_SECRET: SECRET_A,
     })
     assert.equal(webhook.endpoints.length, 3)
+  })
+})
+
+describe('loadConfig: secrets from files (NAME_FILE)', () => {
+  /** `work` with a directory for the secret files, removed after. */
+  function withFiles(work: (file: (name: string, text: string) => string) => void): void {
+    const dir = mkdtempSync(join(tmpdir(), 'campusgate-secrets-'))
+    try {
+      work((name, text) => {
+        const path = join(dir, name)
+        writeFileSync(path, text)
+        return path
+      })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  it('reads every secret of production from its file, one trailing newline dropped', () => {
+    withFiles((file) => {
+      const config = loadConfig({
+        ...PRODUCTION,
+        DATABASE_URL: undefined,
+        DATABASE_URL_FILE: file('db', 'postgres://campusgate:pw@db.example.edu/campusgate\n'),
+        SMTP_URL: undefined,
+        SMTP_URL_FILE: file('smtp', 'smtps://u:p@mail.example.edu:465\n'),
+        DATA_ENCRYPTION_KEY: undefined,
+        DATA_ENCRYPTION_KEY_FILE: file('key', `${KEY_B}\n`),
+        MESSENGER_APP_SECRETS: undefined,
+        MESSENGER_APP_SECRETS_FILE: file('apps', 'wx-app:from-a-file\n'),
+        UNIVERSITY_CLIENT_SECRET: undefined,
+        UNIVERSITY_CLIENT_SECRET_FILE: file('client', 'client secret from a file\r\n'),
+        METRICS_TOKEN_FILE: file('metrics', 'metrics-token-from-a-file'),
+        REDIS_URL_FILE: file('redis', 'redis://:pw@redis.example.edu:6379/0\n'),
+        BACKEND_CREDENTIALS_FILE: file('backends', 'forum:forum-secret-from-a-file\n'),
+      })
+      assert.equal(config.database.url, 'postgres://campusgate:pw@db.example.edu/campusgate')
+      assert.equal(config.mail.smtpUrl, 'smtps://u:p@mail.example.edu:465')
+      assert.deepEqual(config.secrets.dataEncryptionKeys, [Buffer.alloc(32, 2)])
+      assert.deepEqual([...config.messenger.appSecrets.values()], ['from-a-file'])
+      assert.equal(config.university.clientSecret, 'client secret from a file')
+      assert.equal(config.operations.metricsToken, 'metrics-token-from-a-file')
+      assert.equal(config.database.redisUrl, 'redis://:pw@redis.example.edu:6379/0')
+      assert.deepEqual([...config.backends.credentials.keys()], ['forum'])
+    })
+  })
+
+  it('refuses a secret given both ways, naming both variables, for every secret', () => {
+    withFiles((file) => {
+      const path = file('secret', 'from a file\n')
+      for (const name of SECRET_VARIABLES) {
+        assert.throws(
+          () => loadConfig({ [name]: 'in the environment', [`${name}_FILE`]: path }),
+          (error: unknown) =>
+            error instanceof ConfigError &&
+            error.problems.includes(
+              `${name}: ${name} and ${name}_FILE are both set; set one of them`,
+            ),
+          name,
+        )
+      }
+    })
+  })
+
+  it('refuses a file it cannot read, naming NAME_FILE and the path', () => {
+    refuses(
+      { WEBHOOK_SECRET_FILE: '/nonexistent/campusgate/webhook-secret' },
+      'WEBHOOK_SECRET_FILE',
+    )
+    assert.throws(
+      () => loadConfig({ WEBHOOK_SECRET_FILE: '/nonexistent/campusgate/webhook-secret' }),
+      /WEBHOOK_SECRET_FILE: cannot read "\/nonexistent\/campusgate\/webhook-secret" \(ENOENT\)/,
+    )
   })
 })
