@@ -253,7 +253,7 @@ describe('the container image and compose.yaml', { skip }, () => {
         () => Date.now() - signalled,
       )
       await waitFor(
-        async () => (await logsOf(name)).includes('"msg":"shutting down"'),
+        async () => (await logsOf(name)).includes('"msg":"shutting down: no new connections"'),
         10_000,
         () => logsOf(name),
       )
