@@ -1,4 +1,9 @@
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+
+/** Whether the client asks for a page (a browser) rather than the API's JSON. */
+export function wantsHtml(request: FastifyRequest): boolean {
+  return /\btext\/html\b/i.test(request.headers.accept ?? '')
+}
 
 const POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
 /** A page that runs its own same-origin script and talks to its own origin (the playground). */

@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
-import { sendHtml } from '../http/html.js'
+import { sendHtml, wantsHtml } from '../http/html.js'
 import { pageLocale, requestLocale } from '../http/locale.js'
 import { MEDIA_TYPE } from '../http/media-type.js'
 import {
@@ -12,7 +12,7 @@ import {
 } from '../http/schemas.js'
 import { callbackPage } from './pages.js'
 import { samlRoutes } from './saml-routes.js'
-import { IGNORED } from './callback.js'
+import { IGNORED, type CallbackResult } from './callback.js'
 import type { University } from './service.js'
 
 export interface UniversityRoutesOptions {
@@ -43,10 +43,6 @@ function stringParams(query: Record<string, unknown>): Record<string, string | u
   return params
 }
 
-function wantsHtml(request: FastifyRequest): boolean {
-  return /\btext\/html\b/i.test(request.headers.accept ?? '')
-}
-
 export async function universityRoutes(
   app: FastifyInstance,
   { university, publicBaseUrl }: UniversityRoutesOptions,
@@ -57,8 +53,20 @@ export async function universityRoutes(
   const secure = publicBaseUrl.startsWith('https:')
   const cookieName = secure ? '__Host-campusgate-attempt' : 'campusgate-attempt'
   const cookiePath = secure ? '/' : '/authorize/university'
-  const clearAttemptCookie = (reply: FastifyReply): void => {
-    reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
+  /** The callback's answer, by GET or (SAML) POST: the attempt cookie ends once it was used. */
+  const answerCallback = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    result: CallbackResult,
+  ): FastifyReply | Record<string, never> => {
+    reply.header('cache-control', 'no-store')
+    if (result.boundToBrowser) {
+      reply.clearCookie(cookieName, { path: cookiePath, secure, httpOnly: true, sameSite: 'lax' })
+    }
+    if (!wantsHtml(request)) return {}
+    // The provider writes the callback's fields, so only Accept-Language chooses the language.
+    const locale = pageLocale(request, reply, { allowOverride: false })
+    return sendHtml(reply, 200, callbackPage(result, locale))
   }
 
   app.post<{ Body: { email: string } }>(
@@ -205,17 +213,10 @@ export async function universityRoutes(
             attemptCookie: request.cookies[cookieName] ?? null,
             ip: request.ip,
           })
-      reply.header('cache-control', 'no-store')
-      if (result.boundToBrowser) clearAttemptCookie(reply)
-      if (wantsHtml(request)) {
-        // The provider writes the callback's query, so only Accept-Language chooses the language.
-        const locale = pageLocale(request, reply, { allowOverride: false })
-        return sendHtml(reply, 200, callbackPage(result, locale))
-      }
-      return {}
+      return answerCallback(request, reply, result)
     },
   )
 
   // UNIVERSITY_PROTOCOL=saml: the SP metadata and the IdP's POST to the callback.
-  await samlRoutes(app, { university, cookieName, clearAttemptCookie })
+  await samlRoutes(app, { university, cookieName, answerCallback })
 }

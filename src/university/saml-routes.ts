@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { sendHtml } from '../http/html.js'
+import { sendHtml, wantsHtml } from '../http/html.js'
 import { pageLocale } from '../http/locale.js'
 import { MEDIA_TYPE } from '../http/media-type.js'
 import { EMPTY_OBJECT } from '../http/schemas.js'
 import { escapeHtml, htmlPage } from '../lib/html.js'
 import type { Catalogue } from '../lib/locale.js'
-import { IGNORED } from './callback.js'
-import { callbackPage } from './pages.js'
+import { IGNORED, type CallbackResult } from './callback.js'
 import { MAX_SAML_RESPONSE_CHARS } from './saml/saml-protocol.js'
 import type { University } from './service.js'
 
@@ -18,8 +17,12 @@ export interface SamlRoutesOptions {
   university: University
   /** The attempt cookie's name (with `__Host-` over https). */
   cookieName: string
-  /** Ends the attempt cookie, as the GET callback does. */
-  clearAttemptCookie: (reply: FastifyReply) => void
+  /** Answers a callback as the GET callback does (routes.ts). */
+  answerCallback: (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    result: CallbackResult,
+  ) => FastifyReply | Record<string, never>
 }
 
 /** The field the re-post adds: a post that has it and still no cookie is refused, not re-posted. */
@@ -59,10 +62,6 @@ function formFields(body: string): Record<string, string | undefined> {
   return fields
 }
 
-function wantsHtml(request: FastifyRequest): boolean {
-  return /\btext\/html\b/i.test(request.headers.accept ?? '')
-}
-
 /** The page that posts the IdP's fields again, now from campusgate's own origin. */
 function repostPage(
   request: FastifyRequest,
@@ -89,7 +88,7 @@ ${hidden.join('\n')}
 
 export async function samlRoutes(
   app: FastifyInstance,
-  { university, cookieName, clearAttemptCookie }: SamlRoutesOptions,
+  { university, cookieName, answerCallback }: SamlRoutesOptions,
 ): Promise<void> {
   const metadata = university.samlMetadata()
   if (metadata === null) return
@@ -174,7 +173,6 @@ export async function samlRoutes(
       async (request, reply) => {
         const fields = request.body ?? {}
         const attemptCookie = request.cookies[cookieName] ?? null
-        reply.header('cache-control', 'no-store')
         if (attemptCookie === null && fields[REPOSTED] === undefined && wantsHtml(request)) {
           return repostPage(request, reply, fields)
         }
@@ -186,12 +184,7 @@ export async function samlRoutes(
               attemptCookie,
               ip: request.ip,
             })
-        if (result.boundToBrowser) clearAttemptCookie(reply)
-        if (wantsHtml(request)) {
-          const locale = pageLocale(request, reply, { allowOverride: false })
-          return sendHtml(reply, 200, callbackPage(result, locale))
-        }
-        return {}
+        return answerCallback(request, reply, result)
       },
     )
   })
