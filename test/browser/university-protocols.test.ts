@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 import type { Browser, Request } from 'playwright-core'
-import { SANDBOX_APP, createSandboxServer } from '../../src/sandbox/routes.js'
+import { createSandboxServer } from '../../src/sandbox/routes.js'
 import { launchChromium } from '../helpers/chromium.js'
 import { TestClock } from '../helpers/clock.js'
 import { call, freePort, startService, type RunningService } from '../helpers/service.js'
-import { linkIn, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
+import { userAskingForTier2 } from '../helpers/stack.js'
 
 /**
  * Tier 2 through CAS and SAML in Chromium (docs/university-providers.md, "The round trip"), with
@@ -71,29 +72,7 @@ describe('tier 2 in Chromium through CAS and SAML, the university on another sit
         await idp.close()
       },
       /** A messenger user who asked for tier 2: their key and the emailed link. */
-      async userWithLink(): Promise<{ sessionKey: string; link: string }> {
-        const login = await call(`${idpBase}/_sandbox/messenger/login-codes`, {
-          method: 'POST',
-        })
-        const registered = await call(`${service.url}/register/messenger`, {
-          method: 'POST',
-          json: {
-            appId: SANDBOX_APP.appId,
-            appSecret: SANDBOX_APP.appSecret,
-            code: login.body.code,
-          },
-        })
-        const sessionKey = registered.body.sessionKey as string
-        const email = `chromium-${Math.random().toString(36).slice(2)}@example.edu`
-        const asked = await call(`${service.url}/register/university`, {
-          method: 'POST',
-          headers: { authorization: sessionKey },
-          json: { email },
-        })
-        assert.equal(asked.status, 200, asked.text)
-        const mail = await smtp.waitFor((m) => JSON.stringify(m.to).includes(email))
-        return { sessionKey, link: linkIn(mail) }
-      },
+      userWithLink: () => userAskingForTier2({ service, smtp }, `${idpBase}/_sandbox/messenger`),
       async tierOf(sessionKey: string): Promise<string> {
         const session = await call(`${service.url}/session`, {
           headers: { authorization: sessionKey },

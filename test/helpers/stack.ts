@@ -174,9 +174,15 @@ export async function logout(stack: Stack, sessionKey: string): Promise<void> {
   assert.equal(response.status, 200, response.text)
 }
 
+/** A campusgate and the SMTP sink its mail goes to: a Stack, or a service started by hand. */
+export interface MailingService {
+  service: { url: string }
+  smtp: SmtpSink
+}
+
 /** POST /register/university and the confirmation link from the mail that arrives. */
 export async function requestConfirmationLink(
-  stack: Stack,
+  stack: MailingService,
   sessionKey: string,
   email: string,
 ): Promise<string> {
@@ -326,4 +332,23 @@ export function withParams(callbackUrl: string, changes: Record<string, string |
     else url.searchParams.set(name, value)
   }
   return url.toString()
+}
+
+/**
+ * A new user of the messenger platform at `messengerUrl` (by default campusgate's own sandbox)
+ * who asked for tier 2: their session key and the emailed link.
+ */
+export async function userAskingForTier2(
+  stack: MailingService,
+  messengerUrl = `${stack.service.url}/_sandbox/messenger`,
+): Promise<{ sessionKey: string; link: string }> {
+  const login = await call(`${messengerUrl}/login-codes`, { method: 'POST' })
+  const registered = await call(`${stack.service.url}/register/messenger`, {
+    method: 'POST',
+    json: { appId: SANDBOX_APP.appId, appSecret: SANDBOX_APP.appSecret, code: login.body.code },
+  })
+  assert.equal(registered.status, 200, registered.text)
+  const sessionKey = registered.body.sessionKey as string
+  const email = `member-${Math.random().toString(36).slice(2)}@example.edu`
+  return { sessionKey, link: await requestConfirmationLink(stack, sessionKey, email) }
 }

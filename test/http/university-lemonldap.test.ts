@@ -10,9 +10,7 @@ import {
 import type { LemonLdap } from '../helpers/lemonldap.js'
 import { call, freePort, startService, type RunningService } from '../helpers/service.js'
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
-import { startProviders, type Providers } from '../helpers/stack.js'
-import { linkIn } from '../helpers/smtp-sink.js'
-import { SANDBOX_APP } from '../../src/sandbox/routes.js'
+import { startProviders, userAskingForTier2, type Providers } from '../helpers/stack.js'
 import { TestClock } from '../helpers/clock.js'
 
 // docs/university-providers.md, "CAS" and "SAML": the whole tier 2 round trip through campusgate
@@ -53,26 +51,6 @@ describe('tier 2 through campusgate against LemonLDAP::NG (Debian packages)', ()
     )
   }
 
-  /** A messenger user who asked for tier 2: their key and the emailed link. */
-  async function userWithLink(service: RunningService) {
-    const login = await call(`${providers.url}/_sandbox/messenger/login-codes`, { method: 'POST' })
-    const registered = await call(`${service.url}/register/messenger`, {
-      method: 'POST',
-      json: { appId: SANDBOX_APP.appId, appSecret: SANDBOX_APP.appSecret, code: login.body.code },
-    })
-    assert.equal(registered.status, 200, registered.text)
-    const sessionKey = registered.body.sessionKey as string
-    const email = `dwho-${Math.random().toString(36).slice(2)}@example.edu`
-    const asked = await call(`${service.url}/register/university`, {
-      method: 'POST',
-      headers: { authorization: sessionKey },
-      json: { email },
-    })
-    assert.equal(asked.status, 200, asked.text)
-    const mail = await smtp.waitFor((m) => JSON.stringify(m.to).includes(email))
-    return { sessionKey, link: linkIn(mail) }
-  }
-
   async function sessionOf(service: RunningService, sessionKey: string) {
     const session = await call(`${service.url}/session`, { headers: { authorization: sessionKey } })
     assert.equal(session.status, 200)
@@ -96,7 +74,10 @@ describe('tier 2 through campusgate against LemonLDAP::NG (Debian packages)', ()
       UNIVERSITY_ATTRIBUTES: 'subject=uid,email=mail,name=cn',
     })
     try {
-      const { sessionKey, link } = await userWithLink(service)
+      const { sessionKey, link } = await userAskingForTier2(
+        { service, smtp },
+        providers.env.MESSENGER_API_BASE_URL,
+      )
       const browser = new Browser()
       const opened = await browser.get(link)
       assert.equal(opened.status, 301)
@@ -127,7 +108,10 @@ describe('tier 2 through campusgate against LemonLDAP::NG (Debian packages)', ()
       UNIVERSITY_SAML_IDP_METADATA: `${llng.url}/saml/metadata`,
     })
     try {
-      const { sessionKey, link } = await userWithLink(service)
+      const { sessionKey, link } = await userAskingForTier2(
+        { service, smtp },
+        providers.env.MESSENGER_API_BASE_URL,
+      )
       const browser = new Browser()
       const opened = await browser.get(link)
       assert.equal(opened.status, 301)

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { SANDBOX_APP } from '../../src/sandbox/routes.js'
 import { TestClock } from '../helpers/clock.js'
 import { formAction, hiddenFields } from '../helpers/lemonldap.js'
 import { call, startService, type RunningService } from '../helpers/service.js'
-import { linkIn, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
-import { followCallback, openLink } from '../helpers/stack.js'
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js'
+import { followCallback, openLink, userAskingForTier2 } from '../helpers/stack.js'
 
 // docs/university-providers.md, "CAS" and "SAML": the whole tier 2 round trip through campusgate
 // (the emailed link, the attempt cookie, the callback, the session's tier) with the sandbox's CAS
@@ -22,32 +21,6 @@ async function started(env: Record<string, string>) {
     { clock: new TestClock(Date.now()) },
   )
   return { smtp, service }
-}
-
-/** A messenger user who asked for tier 2: their key, openId and the emailed link. */
-async function userWithLink(
-  service: RunningService,
-  smtp: SmtpSink,
-): Promise<{ sessionKey: string; link: string }> {
-  const login = await call(`${service.url}/_sandbox/messenger/login-codes`, { method: 'POST' })
-  const registered = await call(`${service.url}/register/messenger`, {
-    method: 'POST',
-    json: { appId: SANDBOX_APP.appId, appSecret: SANDBOX_APP.appSecret, code: login.body.code },
-  })
-  assert.equal(registered.status, 200, registered.text)
-  const sessionKey = registered.body.sessionKey as string
-  const email = `member-${Math.random().toString(36).slice(2)}@example.edu`
-  const before = smtp.messages.length
-  const asked = await call(`${service.url}/register/university`, {
-    method: 'POST',
-    headers: { authorization: sessionKey },
-    json: { email },
-  })
-  assert.equal(asked.status, 200, asked.text)
-  const mail = await smtp.waitFor(
-    (m) => smtp.messages.indexOf(m) >= before && JSON.stringify(m.to).includes(email),
-  )
-  return { sessionKey, link: linkIn(mail) }
 }
 
 async function tierOf(service: RunningService, sessionKey: string) {
@@ -90,7 +63,7 @@ describe('tier 2 through CAS, with the sandbox CAS server', () => {
   }
 
   it('links the member on the ticket, once, and only for the browser that opened the link', async () => {
-    const { sessionKey, link } = await userWithLink(service, smtp)
+    const { sessionKey, link } = await userAskingForTier2({ service, smtp })
     const opened = await openLink(link)
     assert.equal(opened.status, 301)
     const callback = await decide(opened.location, 'allow')
@@ -116,8 +89,8 @@ describe('tier 2 through CAS, with the sandbox CAS server', () => {
   })
 
   it('links one university member to one person: a second user signing in as them gets nothing', async () => {
-    const first = await userWithLink(service, smtp)
-    const second = await userWithLink(service, smtp)
+    const first = await userAskingForTier2({ service, smtp })
+    const second = await userAskingForTier2({ service, smtp })
     for (const [user, heading] of [
       [first, /University account linked/],
       [second, /Already linked to another account/],
@@ -139,7 +112,7 @@ describe('tier 2 through CAS, with the sandbox CAS server', () => {
   })
 
   it('links nothing when the member comes back without a ticket', async () => {
-    const { sessionKey, link } = await userWithLink(service, smtp)
+    const { sessionKey, link } = await userAskingForTier2({ service, smtp })
     const opened = await openLink(link)
     const callback = await decide(opened.location, 'deny')
     const done = await followCallback(callback, opened.cookie)
@@ -214,7 +187,7 @@ describe('tier 2 through SAML, with the sandbox IdP', () => {
   })
 
   it("re-posts the IdP's cross-site post from its own origin, and links on the post that brings the cookie", async () => {
-    const { sessionKey, link } = await userWithLink(service, smtp)
+    const { sessionKey, link } = await userAskingForTier2({ service, smtp })
     const opened = await openLink(link)
     assert.equal(opened.status, 301)
     const fields = await decide(opened.location, 'allow')
@@ -258,7 +231,7 @@ describe('tier 2 through SAML, with the sandbox IdP', () => {
   })
 
   it('links nothing on a denial', async () => {
-    const { sessionKey, link } = await userWithLink(service, smtp)
+    const { sessionKey, link } = await userAskingForTier2({ service, smtp })
     const opened = await openLink(link)
     const fields = await decide(opened.location, 'deny')
     const done = await post({ ...fields, campusgate_reposted: '1' }, opened.cookie)
