@@ -89,7 +89,9 @@ describe('the process stopped with SIGTERM', () => {
   })
 
   it('with SHUTDOWN_DELAY, answers /readyz 503 at once, keeps serving new connections for the delay, then answers the request in flight and exits 0', async () => {
-    const { port, base } = await start({ SHUTDOWN_DELAY: '2s' })
+    // Long enough that a loaded machine still fits the checks below well inside it.
+    const delayMs = 3000
+    const { port, base } = await start({ SHUTDOWN_DELAY: `${delayMs / 1000}s` })
     try {
       const signalled = Date.now()
       run!.child.kill('SIGTERM')
@@ -97,8 +99,9 @@ describe('the process stopped with SIGTERM', () => {
       let readiness: number | string = 200
       while (readiness === 200) readiness = await getFresh(`${base}/readyz`)
       assert.equal(readiness, 503)
+      // At once: well before the listener closes at the end of the delay.
       const notReadyAfter = Date.now() - signalled
-      assert.ok(notReadyAfter < 1000, `${notReadyAfter} ms`)
+      assert.ok(notReadyAfter < delayMs / 2, `${notReadyAfter} ms`)
       const readyz = await fetch(`${base}/readyz`)
       assert.equal(readyz.status, 503)
       assert.deepEqual(await readyz.json(), { error: '@service-unavailable/not-ready' })
@@ -115,10 +118,16 @@ describe('the process stopped with SIGTERM', () => {
         if (answer !== 200) break
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
+      // Every connection before the delay's end was served; the first one not served came after
+      // it. That one is refused, or reset when it reached the accept queue just as the listener
+      // closed. How many fit in the delay depends on the machine's load, so only a few are asked for.
       const last = answers.at(-1)!
-      assert.equal(last.answer, 'ECONNREFUSED', JSON.stringify(answers))
-      assert.ok(last.at >= 2000, `refused ${last.at} ms after the signal`)
-      assert.ok(answers.length > 20, JSON.stringify(answers))
+      assert.ok(
+        last.answer === 'ECONNREFUSED' || last.answer === 'ECONNRESET',
+        JSON.stringify(answers),
+      )
+      assert.ok(last.at >= delayMs, `refused ${last.at} ms after the signal`)
+      assert.ok(answers.length >= 5, JSON.stringify(answers))
       await refusedAt(port)
 
       platform.release()
