@@ -55,6 +55,23 @@ function trustProxyOption(
   return typeof value === 'number' ? (_address, hop) => hop < value : value
 }
 
+/**
+ * `TRUST_PROXY=… via NAME`: the gateway names the client in its own header, so that header is
+ * what the trusted proxies' rule reads (Fastify reads `X-Forwarded-For`), and an
+ * `X-Forwarded-For` of the request's own is never believed. Added first, before any hook asks
+ * for `request.ip`.
+ */
+function readClientAddressFrom(app: FastifyInstance, header: string | null): void {
+  if (header === null) return
+  app.addHook('onRequest', (request, _reply, done) => {
+    const headers = request.raw.headers
+    const named = headers[header]
+    if (named === undefined) delete headers['x-forwarded-for']
+    else headers['x-forwarded-for'] = Array.isArray(named) ? named.join(', ') : named
+    done()
+  })
+}
+
 /** Builds the whole HTTP service: every plugin and route, in the order requests meet them. */
 export async function buildApp(deps: AppDeps): Promise<Campusgate> {
   const { config, db, clock } = deps
@@ -66,6 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<Campusgate> {
     routerOptions: { ignoreTrailingSlash: false },
     ...protocolEdgeOptions(config.server.requestTimeoutMs),
   })
+  readClientAddressFrom(app, config.server.clientAddressHeader)
   logCompletedRequests(app)
   answerOddRequests(app)
 

@@ -17,7 +17,10 @@ export function readServer(env: Env, { guard }: Problems): ServerConfig {
     port,
     host,
     publicBaseUrl: guard(defaultBaseUrl, () => httpUrl(env, 'PUBLIC_BASE_URL', defaultBaseUrl)!),
-    trustProxy: guard(false, () => trustProxy(env)),
+    ...guard<Pick<ServerConfig, 'trustProxy' | 'clientAddressHeader'>>(
+      { trustProxy: false, clientAddressHeader: null },
+      () => trustProxy(env),
+    ),
     requestTimeoutMs: setting.duration('REQUEST_TIMEOUT', '30s', '10m'),
     shutdownDelayMs: guard(0, () => shutdownDelay(env)),
   })
@@ -26,20 +29,39 @@ export function readServer(env: Env, { guard }: Problems): ServerConfig {
 /**
  * `true` would take the client's own `X-Forwarded-For` as its address, so anyone could pick the
  * address that rate limits and UNIVERSITY_CALLBACK_ALLOWED_IPS see; so it is refused. A hop count
- * trusts that many proxies, counted from the right of the header.
+ * trusts that many proxies, counted from the right of the header. `… via NAME` reads that header
+ * in place of `X-Forwarded-For`, for a gateway that names the client in its own (WeChat Cloud
+ * Hosting's `X-Original-Forwarded-For`; docs/deployment.md, "Reverse proxy and TRUST_PROXY").
  */
-function trustProxy(env: Env): false | number | string[] {
+function trustProxy(env: Env): Pick<ServerConfig, 'trustProxy' | 'clientAddressHeader'> {
   const raw = read(env, 'TRUST_PROXY')
-  if (raw === undefined || raw === 'false') return false
-  if (raw === 'true') {
+  if (raw === undefined || raw === 'false') return { trustProxy: false, clientAddressHeader: null }
+  const via = /^(.*?)\s+via\s+(\S+)$/i.exec(raw)
+  const trust = via === null ? raw : via[1].trim()
+  const header = via === null ? null : via[2].toLowerCase()
+  if (header !== null && !HEADER_NAME.test(header)) {
+    fail('TRUST_PROXY', `"${via![2]}" is not a header name`)
+  }
+  if (trust === 'true') {
     fail(
       'TRUST_PROXY',
       '"true" would let any client choose its own address through X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses / CIDRs',
     )
   }
-  if (/^\d+$/.test(raw)) return integer(env, 'TRUST_PROXY', 0, 0, 16) || false
-  return ipList(env, 'TRUST_PROXY')
+  const proxies = /^\d+$/.test(trust)
+    ? integer({ TRUST_PROXY: trust }, 'TRUST_PROXY', 0, 0, 16) || false
+    : ipList({ TRUST_PROXY: trust }, 'TRUST_PROXY')
+  if (proxies === false && header !== null) {
+    fail(
+      'TRUST_PROXY',
+      `"via ${via![2]}" needs the proxies to trust before it (e.g. 1 via ${via![2]})`,
+    )
+  }
+  return { trustProxy: proxies, clientAddressHeader: header }
 }
+
+/** An HTTP header name (RFC 9110 token), lower-case. */
+const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]+$/
 
 /**
  * SHUTDOWN_DELAY: how long the listener keeps serving after SIGTERM while /readyz says not ready,

@@ -131,6 +131,11 @@ export interface ServerConfig {
   readonly publicBaseUrl: string
   /** `false`, a hop count, or the proxies' addresses / CIDRs; never "trust everyone". */
   readonly trustProxy: false | number | string[]
+  /**
+   * The header the trusted proxies put the client address in, lower-case (`TRUST_PROXY=… via
+   * NAME`); null: `x-forwarded-for`.
+   */
+  readonly clientAddressHeader: string | null
   /** How long a request (headers and body) may take to arrive. */
   readonly requestTimeoutMs: number
   /** After SIGTERM, how long the listener keeps serving while /readyz answers 503. */

@@ -80,6 +80,44 @@ describe('rate limits', () => {
     }
   })
 
+  it("count the address a gateway names in its own header with TRUST_PROXY='1 via NAME', never the request's X-Forwarded-For", async () => {
+    // WeChat Cloud Hosting's gateway names the client in X-Original-Forwarded-For.
+    const service = await startService({
+      TRUST_PROXY: '1 via X-Original-Forwarded-For',
+      RATE_LIMIT_PER_ADDRESS: '2',
+    })
+    try {
+      const from = (headers: Record<string, string>) => () =>
+        call(`${service.url}/nowhere`, { headers })
+      // One client behind the gateway, whatever X-Forwarded-For it writes itself; another one
+      // has its own counter.
+      assert.deepEqual(
+        await statusesOf([
+          from({ 'x-original-forwarded-for': '198.51.100.7', 'x-forwarded-for': '192.0.2.1' }),
+          from({ 'x-original-forwarded-for': '198.51.100.7', 'x-forwarded-for': '192.0.2.2' }),
+          from({ 'x-original-forwarded-for': '198.51.100.7', 'x-forwarded-for': '192.0.2.3' }),
+          from({ 'x-original-forwarded-for': '198.51.100.8' }),
+        ]),
+        [404, 404, 429, 404],
+      )
+      // The entry the gateway appended counts, not what the client wrote on its left; a request
+      // without the header is the TCP peer's, whatever its X-Forwarded-For says.
+      assert.deepEqual(
+        await statusesOf([
+          from({ 'x-original-forwarded-for': '203.0.113.1, 198.51.100.9' }),
+          from({ 'x-original-forwarded-for': '203.0.113.2, 198.51.100.9' }),
+          from({ 'x-original-forwarded-for': '203.0.113.3, 198.51.100.9' }),
+          from({ 'x-forwarded-for': '192.0.2.10' }),
+          from({ 'x-forwarded-for': '192.0.2.11' }),
+          from({ 'x-forwarded-for': '192.0.2.12' }),
+        ]),
+        [404, 404, 429, 404, 404, 429],
+      )
+    } finally {
+      await service.close()
+    }
+  })
+
   it('are off at 0', async () => {
     const service = await startService({
       RATE_LIMIT_PER_ADDRESS: '0',

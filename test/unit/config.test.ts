@@ -478,6 +478,21 @@ describe('loadConfig: TRUST_PROXY', () => {
     ])
     refuses({ TRUST_PROXY: 'proxy.internal' }, 'TRUST_PROXY')
   })
+
+  it("reads the header a gateway names the client in: '… via NAME'", () => {
+    const server = loadConfig({ TRUST_PROXY: '1 via X-Original-Forwarded-For' }).server
+    assert.equal(server.trustProxy, 1)
+    assert.equal(server.clientAddressHeader, 'x-original-forwarded-for')
+    const listed = loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1 VIA x-real-client' }).server
+    assert.deepEqual(listed.trustProxy, ['10.0.0.0/8', '::1'])
+    assert.equal(listed.clientAddressHeader, 'x-real-client')
+    assert.equal(loadConfig({ TRUST_PROXY: '1' }).server.clientAddressHeader, null)
+    // The header alone, with nothing trusted, or trusting everyone, or not a header name.
+    refuses({ TRUST_PROXY: '0 via X-Original-Forwarded-For' }, 'TRUST_PROXY')
+    refuses({ TRUST_PROXY: 'true via X-Original-Forwarded-For' }, 'TRUST_PROXY')
+    refuses({ TRUST_PROXY: '1 via X-Client(IP)' }, 'TRUST_PROXY')
+    refuses({ TRUST_PROXY: 'via X-Original-Forwarded-For' }, 'TRUST_PROXY')
+  })
 })
 
 describe('loadConfig: durations and numbers are bounded', () => {

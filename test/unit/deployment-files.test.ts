@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
+import { loadConfig } from '../../src/config.js'
 
 // What the deployment files say, checked without Docker (test/container builds and runs them).
 
@@ -17,6 +18,15 @@ describe('the deployment files', () => {
     const exposed = /^EXPOSE (\d+)$/m.exec(read(config.dockerfilePath))?.[1]
     assert.equal(config.containerPort, Number(exposed))
     assert.ok(config.minNum >= 1, 'the background jobs run inside the instances')
+  })
+
+  it("container.config.json reads the client address from the Cloud Hosting gateway's own header", () => {
+    const config = JSON.parse(read('container.config.json')) as {
+      envParams: Record<string, string>
+    }
+    const server = loadConfig({ TRUST_PROXY: config.envParams.TRUST_PROXY }).server
+    assert.equal(server.trustProxy, 1)
+    assert.equal(server.clientAddressHeader, 'x-original-forwarded-for')
   })
 
   it('the image carries the OCI labels and writes the commit campusgate_build_info reports', () => {
