@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
@@ -25,7 +25,9 @@ function sqliteFileOf(config: Config, io: Io, command: string): string | null {
 const backup: Command = {
   name: 'backup',
   summary: 'write a checked copy of the SQLite database while the service serves',
-  usage: '  campusgate backup PATH        (PATH: a new file, or a folder to write a dated copy in)',
+  usage:
+    '  campusgate backup PATH        (PATH: a new file, or a folder to write a dated copy in;\n' +
+    '                                 one ending in / is made when missing)',
   options: {},
   positionals: ['PATH'],
   async run({ config, values, io }) {
@@ -41,6 +43,10 @@ const backup: Command = {
       return EXIT.failure
     }
     let target = String(values.PATH)
+    // A path ending in a slash names a folder: made when missing (0700, as the copies are 0600),
+    // so the first backup into a new volume needs no mkdir (docs/operations.md, "Backups and restores").
+    if (target.endsWith('/') && !existsSync(target))
+      mkdirSync(target, { recursive: true, mode: 0o700 })
     if (existsSync(target) && statSync(target).isDirectory()) {
       target = join(target, backupNameAt(systemClock.now().getTime()))
     }

@@ -155,6 +155,13 @@ if (TEST_DIALECT === 'sqlite') {
       const users = await Promise.all([1, 2, 3, 4, 5].map(() => registerMessenger(stack!)))
       const copy = join(dir, 'copy.db')
       assert.equal((await campusgate(env, 'backup', copy)).code, 0)
+      // A folder named with a final slash is made (0700) and gets a dated copy.
+      const intoNew = await campusgate(env, 'backup', join(dir, 'made', 'here') + '/')
+      assert.equal(intoNew.code, 0, intoNew.stderr)
+      const made = join(dir, 'made', 'here')
+      assert.equal(statSync(made).mode & 0o777, 0o700)
+      assert.match(readdirSync(made).join(), /^campusgate-\d{8}T\d{6}\.\d{3}Z\.db$/)
+      assert.match(intoNew.stdout, new RegExp(`backup written to ${made}/campusgate-`))
       // Not under a running service.
       const inUse = await campusgate(env, 'restore', copy)
       assert.equal(inUse.code, 1, inUse.stdout)
