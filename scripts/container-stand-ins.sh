@@ -14,9 +14,10 @@
 #   trusts what npm outside it trusts.
 # - postgres:15-bookworm: Debian's PostgreSQL 15; the entrypoint creates the cluster in PGDATA
 #   (/var/lib/postgresql/data, a volume) on first start with POSTGRES_USER (default postgres),
-#   POSTGRES_PASSWORD (required, scram-sha-256 over TCP) and POSTGRES_DB (default the user),
-#   then runs `postgres` with the arguments given, as the user postgres, on PGPORT (default 5432);
-#   pg_isready is on PATH.
+#   POSTGRES_PASSWORD (required, scram-sha-256 over TCP) and POSTGRES_DB (default the user), runs
+#   the *.sh and *.sql of /docker-entrypoint-initdb.d, then runs `postgres` with the arguments
+#   given, as the user postgres, on PGPORT (default 5432); pg_isready, psql, pg_dump and
+#   pg_restore are on PATH.
 # - redis:7-bookworm: Debian's Redis 7, `redis-server` with the arguments given, as the user
 #   redis in /data, with protected mode off as in the official image.
 set -euo pipefail
@@ -24,14 +25,24 @@ set -euo pipefail
 NODE_IMAGE=node:22-bookworm-slim
 POSTGRES_IMAGE=postgres:15-bookworm
 REDIS_IMAGE=redis:7-bookworm
-# Debian's archive as this machine's apt reaches it.
-MIRRORS=(
-  "deb http://deb.debian.org/debian bookworm main"
-  "deb http://deb.debian.org/debian bookworm-updates main"
-  "deb http://deb.debian.org/debian-security bookworm-security main"
-)
 PATH_IN_IMAGE=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
+# Debian's archive as this machine's apt reaches it: its own sources of bookworm (a mirror, a
+# proxy, a snapshot), whichever format they are in; other suites and repositories are left out.
+machine_sources() {
+  local file
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -f "$file" ] || continue
+    if grep -Eq '^[[:space:]]*deb[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+[[:space:]]+bookworm([[:space:]]|$)|^Suites:(.*[[:space:]])?bookworm([[:space:]]|$)' "$file"; then
+      echo "$file"
+    fi
+  done
+}
+mapfile -t MIRRORS < <(machine_sources)
+if [ ${#MIRRORS[@]} -eq 0 ]; then
+  echo "stand-ins: no apt source of Debian bookworm on this machine (/etc/apt/sources.list{,.d})" >&2
+  exit 1
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -98,6 +109,15 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
       -c "CREATE DATABASE \"$POSTGRES_DB\"" >/dev/null
   fi
+  # The scripts of /docker-entrypoint-initdb.d, in name order, as the official image runs them.
+  export POSTGRES_USER POSTGRES_DB POSTGRES_PASSWORD
+  for file in /docker-entrypoint-initdb.d/*; do
+    case $file in
+      *.sh) if [ -x "$file" ]; then "$file"; else . "$file"; fi ;;
+      *.sql) psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --no-password --no-psqlrc \
+        --dbname "$POSTGRES_DB" -f "$file" >/dev/null ;;
+    esac
+  done
   pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
 fi
 exec "$@"

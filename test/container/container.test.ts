@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parseRaw } from '../helpers/raw-http.js'
 import { call, freePort, MEDIA_TYPE } from '../helpers/service.js'
 import { followCallback, openLink } from '../helpers/stack.js'
@@ -277,14 +278,47 @@ describe('the container image and compose.yaml', { skip }, () => {
       assert.equal(session.status, 200, session.text)
       assert.equal(session.body.openId, tier2.openId)
       assert.equal(session.body.tier, 'university-registered')
-      await docker(['stop', started[1]], { timeoutMs: MINUTE })
+    })
+
+    it("backs up and restores the SQLite volume with docs/deployment.md's recipe", async () => {
+      // The recipe's container, volume and image are all named campusgate; here they are this test's.
+      assert.deepEqual(backupRecipe('SQLite'), [
+        'docker exec campusgate campusgate backup /data/backups/',
+        'docker stop campusgate',
+        'docker run --rm -v campusgate-data:/data campusgate restore /data/backups/campusgate-20260101T060000.000Z.db',
+        'docker start campusgate',
+      ])
+      const name = started[1]
+      const backedUp = await docker(['exec', name, 'campusgate', 'backup', '/data/backups/'])
+      const written = /backup written to (\/data\/backups\/\S+\.db) /.exec(backedUp.stdout)?.[1]
+      assert.ok(written, backedUp.stdout)
+      const later = await registerMessenger(base)
+      await docker(['stop', name], { timeoutMs: MINUTE })
+      const restored = await docker(
+        ['run', '--rm', '-v', `${volume}:/data`, IMAGE, 'restore', written],
+        { timeoutMs: MINUTE },
+      )
+      assert.match(restored.stdout, /restored/)
+      await docker(['start', name])
+      await waitFor(
+        async () => (await inspect(name)).State?.Health?.Status === 'healthy',
+        90_000,
+        () => logsOf(name),
+      )
+      const kept = await call(`${base}/session`, { headers: { authorization: tier2.sessionKey } })
+      assert.equal(kept.status, 200, kept.text)
+      const gone = await call(`${base}/session`, { headers: { authorization: later.sessionKey } })
+      assert.equal(gone.status, 401, 'registered after the backup, so not in it')
+      await docker(['stop', name], { timeoutMs: MINUTE })
     })
   })
 
   describe('compose.yaml with compose.host-network.yaml: PostgreSQL, Redis and two instances', () => {
     const project = `campusgatetest${RUN_ID}`
     let directory: string
-    let compose: (args: string[]) => Promise<Output>
+    let compose: (args: string[], env?: Record<string, string>) => Promise<Output>
+    /** The compose command line as a shell would run it, for the recipes of docs/deployment.md. */
+    let composeInShell: string
     let first: string
     let second: string
 
@@ -305,6 +339,8 @@ describe('the container image and compose.yaml', { skip }, () => {
         // The project's own directory holds the .env, made by the README's line as an operator's
         // checkout would have it, plus the image and the free ports.
         directory = mkdtempSync(join(tmpdir(), 'campusgate-compose-'))
+        // compose.yaml mounts the checkout's deploy/postgres-initdb, relative to the project.
+        symlinkSync(join(ROOT, 'deploy'), join(directory, 'deploy'))
         await run('sh', ['-c', readmeMakesEnv()], { cwd: directory })
         const envFile = join(directory, '.env')
         assert.equal(statSync(envFile).mode & 0o777, 0o600)
@@ -316,22 +352,25 @@ describe('the container image and compose.yaml', { skip }, () => {
           ...Object.entries(ports).map(([name, value]) => `${name}=${value}`),
         ]
         appendFileSync(envFile, `${more.join('\n')}\n`)
-        const withFiles = (files: string[]) => (args: string[]) =>
-          run(
-            command[0],
-            [
-              ...command.slice(1),
-              '--project-name',
-              project,
-              '--project-directory',
-              directory,
-              '--env-file',
-              envFile,
-              ...files.flatMap((file) => ['--file', join(ROOT, file)]),
-              ...args,
-            ],
-            { timeoutMs: 5 * MINUTE },
-          )
+        const commandWith = (files: string[]) => [
+          ...command,
+          '--project-name',
+          project,
+          '--project-directory',
+          directory,
+          '--env-file',
+          envFile,
+          ...files.flatMap((file) => ['--file', join(ROOT, file)]),
+        ]
+        const withFiles =
+          (files: string[]) =>
+          (args: string[], env: Record<string, string> = {}) => {
+            const [program, ...rest] = commandWith(files)
+            return run(program, [...rest, ...args], { timeoutMs: 5 * MINUTE, env })
+          }
+        composeInShell = commandWith(['compose.yaml', 'compose.host-network.yaml'])
+          .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+          .join(' ')
         // What `docker compose up` reads on a machine with a bridge network is valid too.
         await withFiles(['compose.yaml', 'compose.override.yaml'])(['config', '--quiet'])
         compose = withFiles(['compose.yaml', 'compose.host-network.yaml'])
@@ -358,13 +397,24 @@ describe('the container image and compose.yaml', { skip }, () => {
 
     async function up(): Promise<void> {
       await compose(['up', '--detach', '--no-build'])
-      for (const url of [first, second]) {
-        await waitFor(
-          () => answersOk(`${url}/readyz`),
-          2 * MINUTE,
-          async () => (await compose(['logs', '--no-color'])).stdout.slice(-5000),
-        )
-      }
+      for (const url of [first, second]) await ready(url)
+    }
+
+    async function ready(url: string): Promise<void> {
+      await waitFor(
+        () => answersOk(`${url}/readyz`),
+        2 * MINUTE,
+        async () => (await compose(['logs', '--no-color'])).stdout.slice(-5000),
+      )
+    }
+
+    /** A line of docs/deployment.md's recipes, `docker compose` being this project's. */
+    async function runRecipeLine(line: string): Promise<Output> {
+      assert.match(line, /^docker compose /)
+      return run('sh', ['-c', line.replace(/^docker compose /, `${composeInShell} `)], {
+        cwd: directory,
+        timeoutMs: 5 * MINUTE,
+      })
     }
 
     it('a key issued by one instance works on the other', async () => {
@@ -388,6 +438,155 @@ describe('the container image and compose.yaml', { skip }, () => {
       })
       assert.equal(refused.status, 401)
       assert.deepEqual(refused.body, { error: '@unauthorized/invalid-session-key' })
+    })
+
+    it('connects as a role that owns its database and is no superuser; the superuser has no password', async () => {
+      const { stdout } = await compose([
+        'exec',
+        '-T',
+        'postgres',
+        'psql',
+        '--username',
+        'postgres',
+        '--dbname',
+        'campusgate',
+        '--tuples-only',
+        '--no-align',
+        '--command',
+        `SELECT r.rolsuper, r.rolcreaterole, r.rolcreatedb,
+           (SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tableowner <> r.rolname),
+           (SELECT count(*) > 10 FROM pg_tables WHERE schemaname = 'public'),
+           (SELECT datdba = r.oid FROM pg_database WHERE datname = 'campusgate'),
+           (SELECT rolpassword IS NULL FROM pg_authid WHERE rolname = 'postgres'),
+           (SELECT count(*) FROM pg_stat_activity WHERE datname = 'campusgate' AND usename = 'postgres' AND pid <> pg_backend_pid())
+         FROM pg_roles r WHERE r.rolname = 'campusgate'`,
+      ])
+      // Not a superuser, creates no role nor database; owns every table (the migrations ran as
+      // it) and the database; the superuser signs in only on the container's socket, and no
+      // instance uses it.
+      assert.equal(stdout.trim(), 'f|f|f|0|t|t|t|0')
+    })
+
+    it("backs up and restores PostgreSQL with docs/deployment.md's recipe", async () => {
+      const recipe = backupRecipe('PostgreSQL')
+      assert.deepEqual(recipe, [
+        'docker compose exec -T postgres pg_dump --username campusgate --format custom campusgate > campusgate.dump',
+        'docker compose stop campusgate-1 campusgate-2',
+        'docker compose exec -T postgres pg_restore --username campusgate --clean --if-exists --single-transaction --dbname campusgate < campusgate.dump',
+        'docker compose start campusgate-1 campusgate-2',
+      ])
+      const kept = await registerMessenger(first)
+      await runRecipeLine(recipe[0])
+      assert.ok(statSync(join(directory, 'campusgate.dump')).size > 10_000)
+      const later = await registerMessenger(first)
+      for (const line of recipe.slice(1)) await runRecipeLine(line)
+      for (const url of [first, second]) await ready(url)
+      const session = await call(`${second}/session`, {
+        headers: { authorization: kept.sessionKey },
+      })
+      assert.equal(session.status, 200, session.text)
+      const gone = await call(`${first}/session`, { headers: { authorization: later.sessionKey } })
+      assert.equal(gone.status, 401, 'registered after the dump, so not in it')
+    })
+
+    it('rolls back to the previous release and forward again on the same PostgreSQL, a request answered throughout', async (t) => {
+      const previous = (
+        await run('bash', ['test/container/previous-release.sh'], { timeoutMs: 20 * MINUTE })
+      ).stdout.trim()
+      const user = await registerMessenger(first)
+      // A load balancer's view: it asks the instances in service in turn; an instance leaves
+      // the rotation before it is replaced and comes back once its /readyz says ready.
+      const inService = new Set([first, second])
+      const answers: Array<{ url: string; status: number }> = []
+      let streaming = true
+      const stream = (async () => {
+        for (let turn = 0; streaming; turn += 1) {
+          const urls = [...inService]
+          const url = urls[turn % urls.length]
+          const answer = await call(`${url}/session`, {
+            headers: { authorization: user.sessionKey },
+          })
+          answers.push({ url, status: answer.status })
+          await sleep(25)
+        }
+      })()
+      const switchTo = async (image: string, service: string, url: string): Promise<void> => {
+        inService.delete(url)
+        // A new container each time, so that its log is its own.
+        await compose(['up', '--detach', '--no-deps', '--no-build', '--force-recreate', service], {
+          CAMPUSGATE_IMAGE: image,
+        })
+        await ready(url)
+        inService.add(url)
+      }
+      const logsOfService = async (service: string): Promise<string> =>
+        (await compose(['logs', '--no-color', service])).stdout
+      const unknownWarning =
+        /"unknownMigrations":\["0019_user_suspension","0020_webhook_first_try"\]/
+      try {
+        // Rolled back, one instance at a time: the previous release serves the newer schema.
+        await switchTo(previous, 'campusgate-2', second)
+        await switchTo(previous, 'campusgate-1', first)
+        assert.match(await logsOfService('campusgate-1'), unknownWarning)
+
+        // The newer release's migrate --to takes the schema back while the previous one serves.
+        const [lastOfPrevious] = (
+          await docker(['run', '--rm', '--entrypoint', 'ls', previous, '/app/dist/db/migrations'])
+        ).stdout
+          .split('\n')
+          .filter((file) => /^\d{4}_\w+\.js$/.test(file))
+          .map((file) => file.slice(0, -'.js'.length))
+          .sort()
+          .reverse()
+        assert.equal(lastOfPrevious, '0018_console_list_indexes')
+        // docs/operations.md, "Upgrades and rollbacks": `docker run` of the newer image with the
+        // instances' DATABASE_URL and key (here on the host's network, as the instances are).
+        const env = readFileSync(join(directory, '.env'), 'utf8')
+        const setting = (name: string): string =>
+          new RegExp(`^${name}=(.*)$`, 'm').exec(env)?.[1] ?? ''
+        const moved = await docker(
+          [
+            'run',
+            '--rm',
+            '--network',
+            'host',
+            '--env',
+            `DATABASE_URL=postgres://campusgate:${setting('POSTGRES_PASSWORD')}@127.0.0.1:${setting('POSTGRES_PORT')}/campusgate`,
+            '--env',
+            `DATA_ENCRYPTION_KEY=${setting('DATA_ENCRYPTION_KEY')}`,
+            IMAGE,
+            'migrate',
+            '--to',
+            lastOfPrevious,
+          ],
+          { timeoutMs: 2 * MINUTE },
+        )
+        assert.match(
+          moved.stdout,
+          /ran 0020_webhook_first_try, 0019_user_suspension; schema is at 0018_console_list_indexes/,
+        )
+        // Started again on the schema it knows, the previous release warns of nothing.
+        await switchTo(previous, 'campusgate-2', second)
+        assert.doesNotMatch(await logsOfService('campusgate-2'), unknownWarning)
+
+        // Forward again: the newer release migrates as it starts.
+        await switchTo(IMAGE, 'campusgate-2', second)
+        await switchTo(IMAGE, 'campusgate-1', first)
+      } finally {
+        streaming = false
+        await stream
+      }
+      t.diagnostic(`${answers.length} requests through the switch`)
+      assert.deepEqual(
+        answers.filter((answer) => answer.status !== 200),
+        [],
+        'every request in service answered 200',
+      )
+      assert.ok(answers.length > 40, `${answers.length} requests`)
+      const session = await call(`${second}/session`, {
+        headers: { authorization: user.sessionKey },
+      })
+      assert.equal(session.status, 200, session.text)
     })
 
     it("keeps PostgreSQL's data across down and up without -v", async () => {
@@ -539,4 +738,19 @@ async function walkToTier2(
   const linked = await call(`${base}/session`, { headers: { authorization: user.sessionKey } })
   assert.equal(linked.body.tier, 'university-registered')
   return user
+}
+
+/**
+ * The commands of docs/deployment.md's backup recipe under "### {heading}" (in "Backups in
+ * containers"): the lines of its first sh block, comments left out.
+ */
+function backupRecipe(heading: string): string[] {
+  const doc = readFileSync('docs/deployment.md', 'utf8')
+  const section = /^## Backups in containers$([\s\S]*?)^## /m.exec(doc)?.[1] ?? ''
+  const part = section.split(/^### /m).find((text) => text.startsWith(heading)) ?? ''
+  const block = /```sh\n([\s\S]*?)```/.exec(part)?.[1] ?? ''
+  return block
+    .split('\n')
+    .map((line) => line.replace(/\s+#.*$/, '').trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
 }

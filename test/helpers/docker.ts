@@ -13,7 +13,7 @@ export interface Output {
 export function run(
   command: string,
   args: readonly string[],
-  options: { timeoutMs?: number; cwd?: string } = {},
+  options: { timeoutMs?: number; cwd?: string; env?: Record<string, string> } = {},
 ): Promise<Output> {
   return new Promise((resolve, reject) => {
     execFile(
@@ -24,7 +24,12 @@ export function run(
         timeout: options.timeoutMs ?? 120_000,
         killSignal: 'SIGKILL',
         maxBuffer: 64 * 1024 * 1024,
-        env: { ...process.env, DOCKER_BUILDKIT: '0', COMPOSE_DOCKER_CLI_BUILD: '0' },
+        env: {
+          ...process.env,
+          ...options.env,
+          DOCKER_BUILDKIT: '0',
+          COMPOSE_DOCKER_CLI_BUILD: '0',
+        },
       },
       (error, stdout, stderr) => {
         if (error === null) resolve({ stdout, stderr })
