@@ -119,13 +119,12 @@ describe('the process stopped with SIGTERM', () => {
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       // Every connection before the delay's end was served; the first one not served came after
-      // it. That one is refused, or reset when it reached the accept queue just as the listener
-      // closed. How many fit in the delay depends on the machine's load, so only a few are asked for.
+      // it. That one is refused; or reset, when it reached the accept queue just as the listener
+      // closed; or answered 503, when it was accepted just before and read once the server was
+      // closing (Fastify's answer to a request that arrives then). How many fit in the delay
+      // depends on the machine's load, so only a few are asked for.
       const last = answers.at(-1)!
-      assert.ok(
-        last.answer === 'ECONNREFUSED' || last.answer === 'ECONNRESET',
-        JSON.stringify(answers),
-      )
+      assert.ok(['ECONNREFUSED', 'ECONNRESET', 503].includes(last.answer), JSON.stringify(answers))
       assert.ok(last.at >= delayMs, `refused ${last.at} ms after the signal`)
       assert.ok(answers.length >= 5, JSON.stringify(answers))
       await refusedAt(port)
