@@ -167,7 +167,11 @@ describe('the container image and compose.yaml', { skip }, () => {
         `${volume}:/data`,
         IMAGE,
       ])
-      // Healthy: the image's own HEALTHCHECK went through /healthz.
+      await healthy(name)
+    }
+
+    /** Healthy: the image's own HEALTHCHECK went through /healthz. */
+    async function healthy(name: string): Promise<void> {
       await waitFor(
         async () => (await inspect(name)).State?.Health?.Status === 'healthy',
         90_000,
@@ -300,11 +304,7 @@ describe('the container image and compose.yaml', { skip }, () => {
       )
       assert.match(restored.stdout, /restored/)
       await docker(['start', name])
-      await waitFor(
-        async () => (await inspect(name)).State?.Health?.Status === 'healthy',
-        90_000,
-        () => logsOf(name),
-      )
+      await healthy(name)
       const kept = await call(`${base}/session`, { headers: { authorization: tier2.sessionKey } })
       assert.equal(kept.status, 200, kept.text)
       const gone = await call(`${base}/session`, { headers: { authorization: later.sessionKey } })
