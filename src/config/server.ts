@@ -38,9 +38,11 @@ function trustProxy(env: Env): Pick<ServerConfig, 'trustProxy' | 'clientAddressH
   if (raw === undefined || raw === 'false') return { trustProxy: false, clientAddressHeader: null }
   const via = /^(.*?)\s+via\s+(\S+)$/i.exec(raw)
   const trust = via === null ? raw : via[1].trim()
-  const header = via === null ? null : via[2].toLowerCase()
+  // As the operator wrote it, for the messages; compared lower-case, as Node gives headers.
+  const named = via === null ? null : via[2]
+  const header = named === null ? null : named.toLowerCase()
   if (header !== null && !HEADER_NAME.test(header)) {
-    fail('TRUST_PROXY', `"${via![2]}" is not a header name`)
+    fail('TRUST_PROXY', `"${named}" is not a header name`)
   }
   if (trust === 'true') {
     fail(
@@ -51,11 +53,8 @@ function trustProxy(env: Env): Pick<ServerConfig, 'trustProxy' | 'clientAddressH
   const proxies = /^\d+$/.test(trust)
     ? integer({ TRUST_PROXY: trust }, 'TRUST_PROXY', 0, 0, 16) || false
     : ipList({ TRUST_PROXY: trust }, 'TRUST_PROXY')
-  if (proxies === false && header !== null) {
-    fail(
-      'TRUST_PROXY',
-      `"via ${via![2]}" needs the proxies to trust before it (e.g. 1 via ${via![2]})`,
-    )
+  if (proxies === false && named !== null) {
+    fail('TRUST_PROXY', `"via ${named}" needs the proxies to trust before it (e.g. 1 via ${named})`)
   }
   return { trustProxy: proxies, clientAddressHeader: header }
 }
