@@ -11,6 +11,9 @@ export interface Precompiled<Args extends unknown[], Row> {
   bind(db: Queryable, ...args: Args): CompiledQuery<Row>
 }
 
+/** `limit ?` (SQLite) or `offset $2` (PostgreSQL): a LIMIT or OFFSET bound as a parameter. */
+const BOUND_LIMIT = /\b(?:limit|offset)\s+(?:\?|\$\d+)/i
+
 /**
  * A query built with Kysely once per database handle and then only run: the builder and the SQL
  * compiler stay off the hot path, and the SQL text is the same on every call, so the statement
@@ -19,6 +22,9 @@ export interface Precompiled<Args extends unknown[], Row> {
  *
  * `build` receives stand-ins for the arguments and must use each one only as a bound value, e.g.
  * `.where('key_hash', '=', keyHash)`: the compiled parameters are matched back to the arguments.
+ * A LIMIT or OFFSET is written into the SQL (`.limit(sql.lit(16))`), never bound: SQLite plans a
+ * statement whose LIMIT is a parameter anew every time it runs (docs/performance.md, "Registration
+ * and commits"), which would undo what compiling once is for.
  */
 export function precompiled<Args extends unknown[], Row>(
   build: (db: Queryable, ...args: Args) => Compilable<Row>,
@@ -32,6 +38,11 @@ export function precompiled<Args extends unknown[], Row>(
       (_, i) => `\u0000precompiled argument ${i}\u0000`,
     )
     const query = build(db, ...(standIns as Args)).compile()
+    if (BOUND_LIMIT.test(query.sql)) {
+      throw new Error(
+        `precompiled query binds its LIMIT or OFFSET; write it with sql.lit: ${query.sql}`,
+      )
+    }
     // slots[p] is the argument bound at parameter p, or -1 for a value fixed by the query itself.
     const slots = query.parameters.map((value) => standIns.indexOf(value as string))
     standIns.forEach((_, i) => {

@@ -36,10 +36,15 @@ export interface MessengerLogin {
 
 // Registration runs these on every login: built and compiled once, then only run.
 
+/** More identities sharing a unionid than this are read again, in full, by `findHoldersOfUnionId`. */
+const CANDIDATES = 16
+
 /**
- * Registration's one read (docs/identities.md, "The key check"): the identity of the login, the
- * same openId's identity from before apps were recorded, and the identities on the platform that
- * hold its unionid, in one statement. Each condition is one index's (SQLite unites the two).
+ * Registration's one read (docs/identities.md, "Registration's one read"): the identity of the
+ * login, the same openId's identity from before apps were recorded, and the identities on the
+ * platform that hold its unionid (at most CANDIDATES of them), in one statement. Each branch is
+ * one index's equality lookup: no IN list and no ORDER BY, each of which costs SQLite a temporary
+ * B-tree per run; the few rows are put in order here.
  */
 export const findLoginCandidatesStatement = precompiled(
   (db, platform: string, appId: string, openId: string, unionId: string | null) => {
@@ -49,25 +54,18 @@ export const findLoginCandidatesStatement = precompiled(
       .select(columns)
       .where('kind', '=', MESSENGER)
       .where('provider', '=', platform)
-    // Two index lookups, united: the openId's (in this app, or in none recorded), the unionid's.
-    return db
-      .selectFrom(
-        onPlatform
-          .where('realm', 'in', [appId, UNKNOWN_APP])
-          .where('subject', '=', openId)
-          .unionAll(onPlatform.where('union_id', '=', unionId))
-          .as('candidates'),
-      )
-      .selectAll()
-      .orderBy('created_at')
-      .orderBy('id')
-      .limit(CANDIDATES)
+    const sharingUnionId = onPlatform
+      .where('union_id', '=', unionId)
+      .limit(sql.lit(CANDIDATES))
+      .as('sharing')
+    return onPlatform
+      .where('realm', '=', appId)
+      .where('subject', '=', openId)
+      .unionAll(onPlatform.where('realm', '=', sql.lit(UNKNOWN_APP)).where('subject', '=', openId))
+      .unionAll(db.selectFrom(sharingUnionId).select(columns))
   },
   4,
 )
-
-/** More identities sharing a unionid than this are read again, in full, by `findHoldersOfUnionId`. */
-const CANDIDATES = 16
 
 /** What registration's one read found for a login. */
 export interface LoginCandidates {
@@ -93,6 +91,8 @@ export async function findLoginCandidates(
     login.openId,
     login.unionId,
   )
+  // Oldest first: the person whose identity holds the unionid longest leads `holders`.
+  rows.sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   const ref = (row: (typeof rows)[number]): MessengerIdentityRef => ({
     id: row.id,
     userId: row.user_id,
@@ -102,16 +102,20 @@ export async function findLoginCandidates(
     row.subject === login.openId && row.realm === realm
   const known = rows.find((row) => own(row, login.appId))
   const unknownApp = rows.find((row) => own(row, UNKNOWN_APP))
+  // The unionid's branch returned every row that holds it unless it stopped at CANDIDATES (the
+  // openId's own row may come twice: once by its openId, once by its unionid).
+  const sharing = new Set<string>()
   const holders: string[] = []
   for (const row of rows) {
-    if (login.unionId !== null && row.union_id === login.unionId && !holders.includes(row.user_id))
-      holders.push(row.user_id)
+    if (login.unionId === null || row.union_id !== login.unionId) continue
+    sharing.add(row.id)
+    if (!holders.includes(row.user_id)) holders.push(row.user_id)
   }
   return {
     known: known === undefined ? null : ref(known),
     unknownApp: unknownApp === undefined ? null : ref(unknownApp),
     holders,
-    complete: rows.length < CANDIDATES,
+    complete: sharing.size < CANDIDATES,
   }
 }
 
@@ -177,6 +181,44 @@ export async function findHoldersOfUnionId(
   return rows.map((row) => row.user_id)
 }
 
+const insertMessenger = precompiled(
+  (
+    db,
+    id: string,
+    userId: string,
+    platform: string,
+    appId: string,
+    openId: string,
+    unionId: string | null,
+    encryptedSessionKey: string,
+    now: number,
+  ) =>
+    db
+      .insertInto('identities')
+      .values({
+        id,
+        user_id: userId,
+        kind: MESSENGER,
+        provider: platform,
+        realm: appId,
+        subject: openId,
+        union_id: unionId,
+        secret: encryptedSessionKey,
+        email: null,
+        name: null,
+        is_student: null,
+        linked_at: null,
+        binding: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(['provider', 'realm', 'subject']).where('kind', '=', MESSENGER).doNothing(),
+      )
+      .returning('id'),
+  8,
+)
+
 /**
  * A new messenger identity of the person `userId`. Null when the same identity was created
  * meanwhile (a concurrent first login of the openId): the caller then takes that one.
@@ -186,31 +228,18 @@ export async function insertMessengerIdentity(
   identity: { id: string; userId: string } & MessengerLogin,
   now: number,
 ): Promise<{ id: string } | null> {
-  const row = await db
-    .insertInto('identities')
-    .values({
-      id: identity.id,
-      user_id: identity.userId,
-      kind: 'messenger',
-      provider: identity.platform,
-      realm: identity.appId,
-      subject: identity.openId,
-      union_id: identity.unionId,
-      secret: identity.encryptedSessionKey,
-      email: null,
-      name: null,
-      is_student: null,
-      linked_at: null,
-      binding: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) =>
-      oc.columns(['provider', 'realm', 'subject']).where('kind', '=', MESSENGER).doNothing(),
-    )
-    .returning('id')
-    .executeTakeFirst()
-  return row ?? null
+  const { rows } = await insertMessenger(
+    db,
+    identity.id,
+    identity.userId,
+    identity.platform,
+    identity.appId,
+    identity.openId,
+    identity.unionId,
+    identity.encryptedSessionKey,
+    now,
+  )
+  return rows[0] ?? null
 }
 
 /** A messenger identity, as the operator, the access document and the events see it (no secret). */

@@ -370,6 +370,26 @@ describe('precompiled queries and statement caches', () => {
     assert.throws(() => broken(db.kysely, 'u1'), /does not bind argument 0/)
   })
 
+  it('refuses, on first use, a build that binds its LIMIT: SQLite would plan it on every run', () => {
+    const bound = precompiled(
+      (kysely, limit: number) => kysely.selectFrom('users').select('id').limit(limit),
+      1,
+    )
+    assert.throws(() => bound(db.kysely, 5), /binds its LIMIT or OFFSET/)
+    const paged = precompiled(
+      (kysely, id: string) =>
+        kysely.selectFrom('users').select('id').where('id', '>', id).limit(5).offset(sql.lit(5)),
+      1,
+    )
+    assert.throws(() => paged(db.kysely, 'u'), /binds its LIMIT or OFFSET/)
+    const written = precompiled(
+      (kysely, id: string) =>
+        kysely.selectFrom('users').select('id').where('id', '=', id).limit(sql.lit(5)),
+      1,
+    )
+    assert.match(written.bind(db.kysely, 'u1').sql, /limit 5$/)
+  })
+
   it('prepares PostgreSQL statements by name, per connection, except those with *', async (t) => {
     if (TEST_DIALECT !== 'postgres') return t.skip('PostgreSQL only')
     await db.kysely.transaction().execute(async (trx) => {
