@@ -212,10 +212,10 @@ const insertMessenger = precompiled(
         created_at: now,
         updated_at: now,
       })
+      // No RETURNING: SQLite gathers a RETURNING statement's rows in a temporary table first.
       .onConflict((oc) =>
         oc.columns(['provider', 'realm', 'subject']).where('kind', '=', MESSENGER).doNothing(),
-      )
-      .returning('id'),
+      ),
   8,
 )
 
@@ -228,7 +228,7 @@ export async function insertMessengerIdentity(
   identity: { id: string; userId: string } & MessengerLogin,
   now: number,
 ): Promise<{ id: string } | null> {
-  const { rows } = await insertMessenger(
+  const { numAffectedRows } = await insertMessenger(
     db,
     identity.id,
     identity.userId,
@@ -239,7 +239,7 @@ export async function insertMessengerIdentity(
     identity.encryptedSessionKey,
     now,
   )
-  return rows[0] ?? null
+  return (numAffectedRows ?? 0n) > 0n ? { id: identity.id } : null
 }
 
 /** A messenger identity, as the operator, the access document and the events see it (no secret). */

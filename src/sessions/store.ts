@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js'
 import { isWriteFault } from '../db/failures.js'
 import { asError, perTurn } from '../db/per-turn.js'
 import type { Queryable } from '../db/schema.js'
+import { precompiled } from '../db/precompiled.js'
 import {
   markActiveDay,
   rowToSession,
@@ -92,6 +93,45 @@ export interface SessionCounts {
   usersWithSeveral: number
 }
 
+/** A new session's columns, in `insertSession`'s order. */
+type SessionColumns = [
+  id: string,
+  userId: string,
+  identityId: string,
+  keyHash: string,
+  createdAt: number,
+  expiresAt: number,
+  touchedAt: number,
+  device: string | null,
+]
+
+function insertedRow(session: NewSessionRow): SessionColumns {
+  const { id, userId, identityId, keyHash, createdAt, expiresAt, touchedAt, device } = session
+  return [id, userId, identityId, keyHash, createdAt, expiresAt, touchedAt, device]
+}
+
+function sessionValues(
+  ...[id, userId, identityId, keyHash, createdAt, expiresAt, touchedAt, device]: SessionColumns
+) {
+  return {
+    id,
+    user_id: userId,
+    identity_id: identityId,
+    key_hash: keyHash,
+    created_at: createdAt,
+    expires_at: expiresAt,
+    touched_at: touchedAt,
+    // A lower bound of the expiry that touches leave alone (migration 0012): the first expiry.
+    expiry_floor: expiresAt,
+    device,
+  }
+}
+
+const insertSession = precompiled(
+  (db, ...columns: SessionColumns) => db.insertInto('sessions').values(sessionValues(...columns)),
+  8,
+)
+
 /** More touches in one turn make another batch. */
 const TOUCH_BATCH_MAX = 64
 
@@ -161,22 +201,16 @@ export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): Sessi
     },
 
     async create(trx, sessions) {
-      if (sessions.length === 0) return
+      const [only] = sessions
+      if (only === undefined) return
+      // A registration's one session: its statement is compiled once (`insertSession`).
+      if (sessions.length === 1) {
+        await insertSession(trx, ...insertedRow(only))
+        return
+      }
       await trx
         .insertInto('sessions')
-        .values(
-          sessions.map((session) => ({
-            id: session.id,
-            user_id: session.userId,
-            identity_id: session.identityId,
-            key_hash: session.keyHash,
-            created_at: session.createdAt,
-            expires_at: session.expiresAt,
-            touched_at: session.touchedAt,
-            expiry_floor: session.expiresAt,
-            device: session.device,
-          })),
-        )
+        .values(sessions.map((session) => sessionValues(...insertedRow(session))))
         .execute()
     },
 

@@ -101,6 +101,26 @@ describe("registration's one read", () => {
     assert.equal(sixteen.known?.userId, 'u-many-15')
   })
 
+  it('a second insert of the same identity adds nothing and says so', async () => {
+    await identity('u-twice', 'o-twice')
+    const again = await insertMessengerIdentity(
+      db.kysely,
+      {
+        id: 'i-other',
+        userId: 'u-twice',
+        platform: 'wechat',
+        appId: 'wx-main',
+        openId: 'o-twice',
+        unionId: null,
+        encryptedSessionKey: 'sealed',
+      },
+      2_000,
+    )
+    assert.equal(again, null)
+    const found = await findLoginCandidates(db.kysely, login('o-twice', null))
+    assert.equal(found.known?.id, 'i-o-twice-wx-main')
+  })
+
   it('SQLite runs it from the statement it prepared, with no temporary B-tree', async (t) => {
     if (TEST_DIALECT !== 'sqlite') return t.skip('SQLite only')
     const query = findLoginCandidatesStatement.bind(db.kysely, 'wechat', 'wx-main', 'o', 'u')
