@@ -241,6 +241,30 @@ describe('one person, several apps', () => {
     )
   })
 
+  it(
+    'a person whose seventeen openIds share one unionid registers again as themselves',
+    { timeout: 30_000 },
+    async () => {
+      // Registration's one read takes at most sixteen holders of a unionid; the login's own
+      // identity, the newest here, is found by its openId all the same (docs/identities.md).
+      const unionId = fresh('union')
+      const first = await registerFromApp(stack, { appId: MAIN, openId: fresh('many'), unionId })
+      const person = (await dataOf(first.sessionKey)).user.id
+      let newest = first
+      for (let i = 1; i < 17; i += 1) {
+        // Each a millisecond later: the newest identity is the one that sorts last.
+        stack.service.clock.advance(1)
+        newest = await registerFromApp(stack, { appId: MAIN, openId: fresh('many'), unionId })
+        assert.equal(newest.status, 200)
+      }
+      const again = await registerFromApp(stack, { appId: MAIN, openId: newest.openId, unionId })
+      assert.equal(again.status, 200)
+      const data = await dataOf(again.sessionKey)
+      assert.equal(data.user.id, person)
+      assert.equal(data.identities.length, 17)
+    },
+  )
+
   it('the last logout nullifies every identity’s session key; erasure deletes every identity', async () => {
     const unionId = fresh('union')
     const main = await registerFromApp(stack, { appId: MAIN, openId: fresh('m'), unionId })

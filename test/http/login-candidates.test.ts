@@ -84,7 +84,7 @@ describe("registration's one read", () => {
     assert.equal(otherApp.known, null)
   })
 
-  it('says it is incomplete once sixteen identities hold the unionid, and not before', async () => {
+  it('says it is incomplete once sixteen identities hold the unionid, and still finds the login', async () => {
     for (let i = 0; i < 15; i += 1) {
       await identity(`u-many-${i}`, `o-many-${i}`, { unionId: 'union-many', at: 10_000 + i })
     }
@@ -97,8 +97,15 @@ describe("registration's one read", () => {
     await identity('u-many-15', 'o-many-15', { unionId: 'union-many', at: 10_015 })
     const sixteen = await findLoginCandidates(db.kysely, login('o-many-15', 'union-many'))
     assert.equal(sixteen.complete, false)
-    // The login's own identity is found by its openId, whatever the unionid's branch returned.
     assert.equal(sixteen.known?.userId, 'u-many-15')
+
+    // The newest of seventeen: its own identity is found by its openId, whatever the unionid's
+    // branch returned (a LIMIT over all of them once left it out, and registration then tried to
+    // insert it again, again and again).
+    await identity('u-many-16', 'o-many-16', { unionId: 'union-many', at: 10_016 })
+    const seventeen = await findLoginCandidates(db.kysely, login('o-many-16', 'union-many'))
+    assert.equal(seventeen.complete, false)
+    assert.equal(seventeen.known?.userId, 'u-many-16')
   })
 
   it('a second insert of the same identity adds nothing and says so', async () => {
