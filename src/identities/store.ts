@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
+import { sql, type OnConflictBuilder } from 'kysely'
 import { precompiled } from '../db/precompiled.js'
-import type { IdentityKind, IdentityRow, Queryable } from '../db/schema.js'
+import type { Database, IdentityKind, IdentityRow, Queryable } from '../db/schema.js'
 
 // The one store that writes the `identities` table (docs/identities.md): the ways providers know
 // a person. A messenger identity is (platform, appId, openId), a university identity (protocol,
@@ -181,6 +181,42 @@ export async function findHoldersOfUnionId(
   return rows.map((row) => row.user_id)
 }
 
+/** A messenger identity's row as it is first written: no university fields, its key held. */
+function newMessengerRow(
+  identity: {
+    id: string
+    userId: string
+    platform: string
+    appId: string
+    openId: string
+    unionId: string | null
+    encryptedSessionKey: string
+  },
+  now: number,
+) {
+  return {
+    id: identity.id,
+    user_id: identity.userId,
+    kind: MESSENGER,
+    provider: identity.platform,
+    realm: identity.appId,
+    subject: identity.openId,
+    union_id: identity.unionId,
+    secret: identity.encryptedSessionKey,
+    email: null,
+    name: null,
+    is_student: null,
+    linked_at: null,
+    binding: null,
+    created_at: now,
+    updated_at: now,
+  }
+}
+
+/** An identity an app already knows by that openId is left as it is (identities_messenger). */
+const keepingExisting = (oc: OnConflictBuilder<Database, 'identities'>) =>
+  oc.columns(['provider', 'realm', 'subject']).where('kind', '=', MESSENGER).doNothing()
+
 const insertMessenger = precompiled(
   (
     db,
@@ -195,27 +231,11 @@ const insertMessenger = precompiled(
   ) =>
     db
       .insertInto('identities')
-      .values({
-        id,
-        user_id: userId,
-        kind: MESSENGER,
-        provider: platform,
-        realm: appId,
-        subject: openId,
-        union_id: unionId,
-        secret: encryptedSessionKey,
-        email: null,
-        name: null,
-        is_student: null,
-        linked_at: null,
-        binding: null,
-        created_at: now,
-        updated_at: now,
-      })
+      .values(
+        newMessengerRow({ id, userId, platform, appId, openId, unionId, encryptedSessionKey }, now),
+      )
       // No RETURNING: SQLite gathers a RETURNING statement's rows in a temporary table first.
-      .onConflict((oc) =>
-        oc.columns(['provider', 'realm', 'subject']).where('kind', '=', MESSENGER).doNothing(),
-      ),
+      .onConflict(keepingExisting),
   8,
 )
 
@@ -581,27 +601,14 @@ export async function insertImportedIdentities(
   const rows = await db
     .insertInto('identities')
     .values(
-      identities.map((identity) => ({
-        id: identity.id,
-        user_id: identity.userId,
-        kind: 'messenger' as const,
-        provider: 'wechat',
-        realm: UNKNOWN_APP,
-        subject: identity.openId,
-        union_id: null,
-        secret: identity.encryptedSessionKey,
-        email: null,
-        name: null,
-        is_student: null,
-        linked_at: null,
-        binding: null,
-        created_at: now,
-        updated_at: now,
-      })),
+      identities.map((identity) =>
+        newMessengerRow(
+          { ...identity, platform: 'wechat', appId: UNKNOWN_APP, unionId: null },
+          now,
+        ),
+      ),
     )
-    .onConflict((oc) =>
-      oc.columns(['provider', 'realm', 'subject']).where('kind', '=', MESSENGER).doNothing(),
-    )
+    .onConflict(keepingExisting)
     .returning('subject')
     .execute()
   return new Set(rows.map((row) => row.subject ?? ''))

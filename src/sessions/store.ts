@@ -93,42 +93,39 @@ export interface SessionCounts {
   usersWithSeveral: number
 }
 
-/** A new session's columns, in `insertSession`'s order. */
-type SessionColumns = [
-  id: string,
-  userId: string,
-  identityId: string,
-  keyHash: string,
-  createdAt: number,
-  expiresAt: number,
-  touchedAt: number,
-  device: string | null,
-]
-
-function insertedRow(session: NewSessionRow): SessionColumns {
-  const { id, userId, identityId, keyHash, createdAt, expiresAt, touchedAt, device } = session
-  return [id, userId, identityId, keyHash, createdAt, expiresAt, touchedAt, device]
-}
-
-function sessionValues(
-  ...[id, userId, identityId, keyHash, createdAt, expiresAt, touchedAt, device]: SessionColumns
-) {
+function sessionValues(session: NewSessionRow) {
   return {
-    id,
-    user_id: userId,
-    identity_id: identityId,
-    key_hash: keyHash,
-    created_at: createdAt,
-    expires_at: expiresAt,
-    touched_at: touchedAt,
+    id: session.id,
+    user_id: session.userId,
+    identity_id: session.identityId,
+    key_hash: session.keyHash,
+    created_at: session.createdAt,
+    expires_at: session.expiresAt,
+    touched_at: session.touchedAt,
     // A lower bound of the expiry that touches leave alone (migration 0012): the first expiry.
-    expiry_floor: expiresAt,
-    device,
+    expiry_floor: session.expiresAt,
+    device: session.device,
   }
 }
 
+/** A registration's one session, its statement compiled once. */
 const insertSession = precompiled(
-  (db, ...columns: SessionColumns) => db.insertInto('sessions').values(sessionValues(...columns)),
+  (
+    db,
+    id: string,
+    userId: string,
+    identityId: string,
+    keyHash: string,
+    createdAt: number,
+    expiresAt: number,
+    touchedAt: number,
+    device: string | null,
+  ) =>
+    db
+      .insertInto('sessions')
+      .values(
+        sessionValues({ id, userId, identityId, keyHash, createdAt, expiresAt, touchedAt, device }),
+      ),
   8,
 )
 
@@ -203,15 +200,22 @@ export function createSessionStore(db: Db, rule: TouchRule, clock: Clock): Sessi
     async create(trx, sessions) {
       const [only] = sessions
       if (only === undefined) return
-      // A registration's one session: its statement is compiled once (`insertSession`).
       if (sessions.length === 1) {
-        await insertSession(trx, ...insertedRow(only))
+        const { id, userId, identityId, keyHash, createdAt, expiresAt, touchedAt, device } = only
+        await insertSession(
+          trx,
+          id,
+          userId,
+          identityId,
+          keyHash,
+          createdAt,
+          expiresAt,
+          touchedAt,
+          device,
+        )
         return
       }
-      await trx
-        .insertInto('sessions')
-        .values(sessions.map((session) => sessionValues(...insertedRow(session))))
-        .execute()
+      await trx.insertInto('sessions').values(sessions.map(sessionValues)).execute()
     },
 
     async end(trx, sessionIds) {
