@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
-import { createDb, type SqliteDb } from '../../src/db/database.js'
+import { createDb, type Db, type SqliteDb } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 
 /** Which database the HTTP suite runs on: PostgreSQL when DATABASE_URL says so, else SQLite. */
@@ -45,6 +45,26 @@ export async function freshDatabase(): Promise<TestDatabase> {
       await client.connect()
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
       await client.end()
+    },
+  }
+}
+
+/** A fresh database (`freshDatabase`), migrated, with a connection of its own. */
+export interface MigratedDatabase extends TestDatabase {
+  db: Db
+}
+
+/** `freshDatabase` migrated to the latest schema; `drop` closes the connection first. */
+export async function migratedDatabase(): Promise<MigratedDatabase> {
+  const database = await freshDatabase()
+  const db = createDb(database.url, { poolSize: 2 })
+  await migrateToLatest(db)
+  return {
+    url: database.url,
+    db,
+    async drop() {
+      await db.kysely.destroy()
+      await database.drop()
     },
   }
 }

@@ -1,22 +1,21 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
-import { createDb, type Db } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
+import type { Db } from '../../src/db/database.js'
 import {
   findLoginCandidates,
   findLoginCandidatesStatement,
   insertMessengerIdentity,
 } from '../../src/identities/store.js'
 import { insertUser } from '../../src/users/store.js'
-import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
+import { migratedDatabase, TEST_DIALECT, type MigratedDatabase } from '../helpers/database.js'
 
 // Registration's one read (docs/identities.md, "Registration's one read"): what it finds, in
 // which order, when it knows it saw every holder of a unionid, and that SQLite runs it as planned
 // once (runs on SQLite and, with DATABASE_URL, on PostgreSQL).
 
 describe("registration's one read", () => {
-  let database: TestDatabase
+  let database: MigratedDatabase
   let db: Db
 
   /** A person `userId` with a WeChat identity `openId` in `appId`, made at `at`. */
@@ -50,14 +49,10 @@ describe("registration's one read", () => {
   })
 
   before(async () => {
-    database = await freshDatabase()
-    db = createDb(database.url, { poolSize: 2 })
-    await migrateToLatest(db)
+    database = await migratedDatabase()
+    db = database.db
   })
-  after(async () => {
-    await db.kysely.destroy()
-    await database.drop()
-  })
+  after(() => database.drop())
 
   it('finds the identity, the one from before apps were recorded, and the holders oldest first', async () => {
     await identity('u-late', 'o-late', { unionId: 'union-a', at: 3_000 })

@@ -3,10 +3,14 @@ import { after, before, describe, it } from 'node:test'
 import SQLite from 'better-sqlite3'
 import type { CompiledQuery, KyselyPlugin, RootOperationNode } from 'kysely'
 import pg from 'pg'
-import { createDb, type Db } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
+import type { Db } from '../../src/db/database.js'
 import { findExpiredSessionIds, raiseExpiryFloors } from '../../src/sessions/store.js'
-import { freshDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js'
+import {
+  migratedDatabase,
+  TEST_DIALECT,
+  type MigratedDatabase,
+  type TestDatabase,
+} from '../helpers/database.js'
 
 // The pruner runs on the event loop of one instance every minute: its reads of `sessions` must
 // search an index, never read the whole table (SQLite and, with DATABASE_URL, PostgreSQL).
@@ -54,19 +58,15 @@ async function planOf(database: TestDatabase, query: CompiledQuery): Promise<str
 }
 
 describe('the pruner reads expired and aged sessions by index', () => {
-  let database: TestDatabase
+  let database: MigratedDatabase
   let db: Db
 
   before(async () => {
-    database = await freshDatabase()
-    db = createDb(database.url, { poolSize: 2 })
-    await migrateToLatest(db)
+    database = await migratedDatabase()
+    db = database.db
   })
 
-  after(async () => {
-    await db.kysely.destroy()
-    await database.drop()
-  })
+  after(() => database.drop())
 
   for (const createdBefore of [null, 1_000]) {
     it(`finds sessions without reading them all (SESSION_MAX_AGE ${createdBefore === null ? 'unset' : 'set'})`, async () => {

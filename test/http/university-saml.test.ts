@@ -11,8 +11,7 @@ import { inflateRawSync } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import xmlenc from 'xml-encryption'
 import { readAttributes } from '../../src/config/university-attributes.js'
-import { createDb, type Db } from '../../src/db/database.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
+import type { Db } from '../../src/db/database.js'
 import { createSandboxServer } from '../../src/sandbox/routes.js'
 import {
   certBody,
@@ -37,7 +36,7 @@ import {
   type SamlProtocol,
 } from '../../src/university/saml/saml-protocol.js'
 import { TestClock } from '../helpers/clock.js'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
+import { migratedDatabase, type MigratedDatabase } from '../helpers/database.js'
 import {
   Browser,
   formAction,
@@ -64,17 +63,13 @@ function posted(fields: Record<string, string>, cookie: string | null): Callback
   return { method: 'POST', params: fields, attemptCookie: cookie, ip: '127.0.0.1' }
 }
 
-let database: TestDatabase
+let database: MigratedDatabase
 let db: Db
 before(async () => {
-  database = await freshDatabase()
-  db = createDb(database.url, { poolSize: 2 })
-  await migrateToLatest(db)
+  database = await migratedDatabase()
+  db = database.db
 })
-after(async () => {
-  await db.kysely.destroy()
-  await database.drop()
-})
+after(() => database.drop())
 
 function samlProtocol(
   publicBaseUrl: string,
