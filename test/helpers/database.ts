@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { createDb, type Db, type SqliteDb } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
@@ -67,6 +68,45 @@ export async function migratedDatabase(): Promise<MigratedDatabase> {
       await database.drop()
     },
   }
+}
+
+/** A table of a database's own schema, as the migration tests compare them. */
+export interface TableShape {
+  name: string
+  columns: { name: string; isNullable: boolean }[]
+}
+
+/**
+ * The tables of `db`'s own schema (not Kysely's migration tables), with their columns in order.
+ * On PostgreSQL they are read from the catalog for that schema alone: Kysely's introspector reads
+ * the tables of every schema, and another test file dropping its schema meanwhile fails that read
+ * ("schema … does not exist").
+ */
+export async function tablesOf(db: Db): Promise<TableShape[]> {
+  if (db.schema === null) {
+    return (await db.kysely.introspection.getTables()).map((table) => ({
+      name: table.name,
+      columns: table.columns.map(({ name, isNullable }) => ({ name, isNullable })),
+    }))
+  }
+  const { rows } = await sql<{ table: string; column: string; nullable: boolean }>`
+    SELECT c.relname AS "table", a.attname AS "column", NOT a.attnotnull AS "nullable"
+    FROM pg_catalog.pg_attribute a
+    JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = ${db.schema} AND c.relkind IN ('r', 'p', 'v') AND a.attnum > 0
+      AND NOT a.attisdropped AND c.relname NOT IN ('kysely_migration', 'kysely_migration_lock')
+    ORDER BY c.relname, a.attnum`.execute(db.kysely)
+  const tables = new Map<string, TableShape>()
+  for (const row of rows) {
+    let table = tables.get(row.table)
+    if (table === undefined) {
+      table = { name: row.table, columns: [] }
+      tables.set(row.table, table)
+    }
+    table.columns.push({ name: row.column, isNullable: row.nullable })
+  }
+  return [...tables.values()]
 }
 
 /** `url` with more PostgreSQL connection options (`-c name=value`) after those it has. */

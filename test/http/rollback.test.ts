@@ -11,7 +11,7 @@ import {
   migrateToLatest,
   pendingMigrations,
 } from '../../src/db/migrate.js'
-import { freshDatabase, type TestDatabase } from '../helpers/database.js'
+import { freshDatabase, tablesOf, type TestDatabase } from '../helpers/database.js'
 import { spawnService, waitUntilServing, type ServiceProcess } from '../helpers/process.js'
 import { freePort } from '../helpers/service.js'
 
@@ -19,9 +19,7 @@ const NEWER = '9999_from_a_newer_release'
 
 /** Every table and column of the database's schema (not Kysely's own), sorted. */
 async function columnsOf(db: Db): Promise<string[]> {
-  const tables = await db.kysely.introspection.getTables()
-  return tables
-    .filter((table) => (db.schema === null ? true : table.schema === db.schema))
+  return (await tablesOf(db))
     .flatMap((table) => table.columns.map((column) => `${table.name}.${column.name}`))
     .sort()
 }

@@ -5,7 +5,7 @@ import type { AccessDocument } from '../../src/accounts/access.js'
 import { runCli } from '../../src/cli/run.js'
 import { createDb } from '../../src/db/database.js'
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js'
-import { freshDatabase } from '../helpers/database.js'
+import { freshDatabase, tablesOf } from '../helpers/database.js'
 import { call, MEDIA_TYPE } from '../helpers/service.js'
 import {
   campusgate,
@@ -358,10 +358,8 @@ describe('suspending and restoring a person', () => {
     const database = await freshDatabase()
     const db = createDb(database.url, { poolSize: 2 })
     const columns = async () =>
-      (await db.kysely.introspection.getTables())
-        .find(
-          (table) => table.name === 'users' && (db.schema === null || table.schema === db.schema),
-        )!
+      (await tablesOf(db))
+        .find((table) => table.name === 'users')!
         .columns.map((column) => [column.name, column.isNullable] as const)
         .filter(([name]) => name.startsWith('suspen'))
         .sort()
